@@ -1,0 +1,100 @@
+//! Reading files and specs for every command: errors go to stderr with their location.
+
+use std::path::Path;
+
+use slo_core::ingest::{self, IngestOptions, Loaded};
+use slo_core::spec::{Spec, Targets, TtftTarget};
+use slo_core::table::RequestTable;
+
+/// How many row errors are printed per file before counting the rest.
+const PRINTED_ERRORS: usize = 10;
+
+/// Reads and parses every file; prints warnings and row errors to stderr. A file that cannot be
+/// read at all is an error (exit 2).
+pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loaded>, String> {
+    if paths.is_empty() {
+        return Err("no input files (give one or more request logs or result files)".to_string());
+    }
+    let mut out = Vec::new();
+    for path in paths {
+        let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let name = Path::new(path)
+            .file_name()
+            .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        let loaded = ingest::parse(&name, &bytes, options);
+        if let Some(fatal) = &loaded.fatal {
+            return Err(format!("{path}: {fatal}"));
+        }
+        for w in &loaded.warnings {
+            eprintln!("warning: {w}");
+        }
+        for e in loaded.errors.iter().take(PRINTED_ERRORS) {
+            eprintln!("skipped: {e}");
+        }
+        if loaded.error_count > PRINTED_ERRORS as u64 {
+            eprintln!(
+                "skipped: ... and {} more rows of {name}",
+                loaded.error_count - PRINTED_ERRORS as u64
+            );
+        }
+        out.push(loaded);
+    }
+    Ok(out)
+}
+
+/// Reads `--spec`, or builds a one-class spec from the target flags.
+pub fn spec_from(path: Option<&str>, flags: &TargetFlags) -> Result<Spec, String> {
+    let mut spec = match path {
+        Some(p) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{p}: cannot read: {e}"))?;
+            Spec::from_json(&text).map_err(|errors| {
+                let lines: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+                format!("{p}: the spec is not valid:\n{}", lines.join("\n"))
+            })?
+        }
+        None => Spec::single(Targets::default()),
+    };
+    // Flags override every cell's target on that indicator.
+    let any =
+        flags.ttft.is_some() || flags.tpot.is_some() || flags.itl.is_some() || flags.e2e.is_some();
+    if any {
+        for class in &mut spec.classes {
+            for t in &mut class.targets {
+                if let Some(ms) = flags.ttft {
+                    t.ttft = Some(TtftTarget::Fixed { ms });
+                }
+                t.tpot_ms = flags.tpot.or(t.tpot_ms);
+                t.itl_ms = flags.itl.or(t.itl_ms);
+                t.e2e_ms = flags.e2e.or(t.e2e_ms);
+            }
+        }
+    }
+    let errors = spec.validate();
+    if !errors.is_empty() {
+        let lines: Vec<String> = errors.iter().map(|e| format!("  {e}")).collect();
+        return Err(format!("the targets are not valid:\n{}", lines.join("\n")));
+    }
+    Ok(spec)
+}
+
+/// Target flags shared by commands.
+#[derive(clap::Args, Clone, Debug, Default)]
+pub struct TargetFlags {
+    /// TTFT target in ms (overrides the spec's, in every cell).
+    #[arg(long, value_name = "MS")]
+    pub ttft: Option<f64>,
+    /// TPOT target in ms.
+    #[arg(long, value_name = "MS")]
+    pub tpot: Option<f64>,
+    /// ITL target in ms (compared with each request's ITL statistic, max gap by default).
+    #[arg(long, value_name = "MS")]
+    pub itl: Option<f64>,
+    /// E2E target in ms.
+    #[arg(long, value_name = "MS")]
+    pub e2e: Option<f64>,
+}
+
+/// Merges loaded files into one table.
+pub fn combine(files: &[Loaded]) -> RequestTable {
+    ingest::combine(files)
+}

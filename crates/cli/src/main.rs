@@ -1,0 +1,77 @@
+//! `slo`: the SLO Workbench engine on the command line, for CI gates and scripts.
+//!
+//! Every number comes from `slo-core`; this crate reads files, parses flags and prints.
+//! Exit status: 0 when it ran; 1 when `--check` found a failure; 2 for bad usage or input.
+
+mod budget;
+mod doc;
+mod export;
+mod histogram;
+mod input;
+mod report;
+mod sweep;
+mod wire;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "slo",
+    version,
+    about = "Evaluate LLM-serving latency SLOs from request logs and benchmark results"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Joint attainment, percentiles, goodput and failures per class × bucket.
+    Report(report::Args),
+    /// The written SLO document (Markdown) for a spec, with measured results when files are given.
+    Doc(doc::Args),
+    /// The spec as OpenSLO, Sloth, Prometheus rules or SQL.
+    Export(export::Args),
+    /// Capacity from a load sweep: attainment vs request rate, one result file per rate.
+    Sweep(sweep::Args),
+    /// Prometheus histograms: fraction under each target, merged across replicas.
+    Histogram(histogram::Args),
+    /// Error budget and burn rate over the SLO window.
+    Budget(budget::Args),
+}
+
+/// The outcome of a command: exit 0, 1 (a `--check` gate failed) or 2 (usage or input).
+pub enum Outcome {
+    Ok,
+    CheckFailed,
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let result = match cli.command {
+        Command::Report(args) => report::run(args),
+        Command::Doc(args) => doc::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Histogram(args) => histogram::run(args),
+        Command::Budget(args) => budget::run(args),
+    };
+    match result {
+        Ok(Outcome::Ok) => ExitCode::SUCCESS,
+        Ok(Outcome::CheckFailed) => ExitCode::from(1),
+        Err(message) => {
+            eprintln!("slo: {message}");
+            ExitCode::from(2)
+        }
+    }
+}

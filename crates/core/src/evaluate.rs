@@ -1,0 +1,1234 @@
+//! Evaluation: from a request table and a spec to a report.
+//!
+//! Work is split in two so that changing a target is cheap:
+//! - [`prepare`] assigns every request to a class × bucket cell, derives TPOT and the per-request
+//!   ITL statistic, and computes every percentile (none of which depends on a target);
+//! - [`evaluate`] judges every request against its cell's targets and counts.
+//!
+//! [`report`] does both.
+
+use serde::{Deserialize, Serialize};
+
+use crate::quantile::{percentile_ci95, percentile_sorted, Method};
+use crate::spec::{CancelPolicy, ClassRule, Indicator, ItlStatistic, Spec, StallRule, Targets};
+use crate::stats::wilson_ci95;
+use crate::table::{LabelColumn, RequestTable, Status};
+
+/// How many points a CDF curve keeps (evenly spaced in probability).
+const CDF_POINTS: usize = 300;
+/// How many failing requests a report lists by name.
+const MAX_LISTED: usize = 500;
+
+/// TPOT of one request.
+///
+/// # Formula
+/// TPOT = (E2E - TTFT) / (n - 1), for n > 1 output tokens (vLLM's benchmark definition: the mean
+/// gap after the first token).
+/// # Edge cases
+/// n <= 1: undefined (`None`); such requests are left out of TPOT percentiles and pass any TPOT
+/// target. Any input missing: `None`.
+/// # Example
+/// ```
+/// // Request 6 of the guide's worked example: (6900 - 300) / 100 = 66 ms.
+/// assert_eq!(slo_core::evaluate::tpot_ms(Some(300.0), Some(6900.0), Some(101.0)), Some(66.0));
+/// assert_eq!(slo_core::evaluate::tpot_ms(Some(300.0), Some(900.0), Some(1.0)), None);
+/// ```
+pub fn tpot_ms(
+    ttft_ms: Option<f64>,
+    e2e_ms: Option<f64>,
+    output_tokens: Option<f64>,
+) -> Option<f64> {
+    let (t, e, n) = (ttft_ms?, e2e_ms?, output_tokens?);
+    (n > 1.0).then(|| (e - t) / (n - 1.0))
+}
+
+/// A class × bucket cell. `bucket` is `None` for requests of unknown input length when the spec
+/// has bucket edges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CellKey {
+    pub class: usize,
+    pub bucket: Option<usize>,
+}
+
+/// Percentile of one indicator in one group, by the spec's method and the two reference methods.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PercentileValue {
+    /// Percentile in percent (90, 99.9).
+    pub q: f64,
+    /// By the spec's method.
+    pub value: Option<f64>,
+    /// numpy 'linear' (Hyndman & Fan type 7).
+    pub linear: Option<f64>,
+    /// The smallest value with at least q % of values at or below it.
+    pub nearest_rank: Option<f64>,
+    /// Distribution-free 95 % interval (binomial order statistics).
+    pub ci95: Option<(f64, f64)>,
+}
+
+/// Target-independent statistics of one indicator in one group.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndicatorStats {
+    pub indicator: Indicator,
+    /// Number of values (requests; gaps for ITL).
+    pub n: u64,
+    pub mean: Option<f64>,
+    /// Population standard deviation (numpy's default `ddof=0`, as vLLM reports).
+    pub std: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub percentiles: Vec<PercentileValue>,
+    /// (value, fraction of values at or below it), for plotting.
+    pub cdf: Vec<(f64, f64)>,
+}
+
+/// Everything about a request log that does not depend on targets.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Prepared {
+    /// `Spec::grouping_key` of the spec this was prepared for.
+    pub key: String,
+    /// Cells: every class × bucket, then one "unknown length" cell per class that has such requests.
+    pub cells: Vec<CellKey>,
+    /// Cell index of each request; `u32::MAX` when no class claims it.
+    pub cell_of: Vec<u32>,
+    /// TPOT per request (NaN when undefined or unknown).
+    pub tpot_ms: Vec<f64>,
+    /// The spec's per-request ITL statistic (NaN when the request has no gaps).
+    pub itl_stat_ms: Vec<f64>,
+    /// Largest gap per request (NaN when none).
+    pub max_gap_ms: Vec<f64>,
+    /// Statistics per cell (same order as `cells`), per class, and overall.
+    pub cell_stats: Vec<Vec<IndicatorStats>>,
+    pub class_stats: Vec<Vec<IndicatorStats>>,
+    pub overall_stats: Vec<IndicatorStats>,
+    /// Requests that no class claimed.
+    pub unassigned: u64,
+}
+
+/// Classifies every request and computes all percentiles for `spec`'s grouping and method.
+pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
+    let n = table.len();
+    let n_buckets = spec.n_buckets();
+    let n_classes = spec.classes.len();
+
+    // Class of each request: first matching Equals rule, else the default class.
+    let default_class = spec
+        .classes
+        .iter()
+        .position(|c| c.rule == ClassRule::Default);
+    let rules: Vec<Option<(&LabelColumn, Option<u32>)>> = spec
+        .classes
+        .iter()
+        .map(|c| match &c.rule {
+            ClassRule::Equals { column, value } => {
+                let col = table.label(&column.trim().to_ascii_lowercase())?;
+                let code = col
+                    .values
+                    .iter()
+                    .position(|v| v == value.trim())
+                    .map(|p| p as u32);
+                Some((col, code))
+            }
+            ClassRule::Default => None,
+        })
+        .collect();
+    let class_of = |row: usize| -> Option<usize> {
+        for (k, rule) in rules.iter().enumerate() {
+            if let Some((col, Some(code))) = rule {
+                if col.codes.get(row) == Some(code) {
+                    return Some(k);
+                }
+            }
+        }
+        default_class
+    };
+
+    let mut cells: Vec<CellKey> = (0..n_classes)
+        .flat_map(|c| {
+            (0..n_buckets).map(move |b| CellKey {
+                class: c,
+                bucket: Some(b),
+            })
+        })
+        .collect();
+    let mut unknown_cell: Vec<Option<u32>> = vec![None; n_classes];
+    let mut cell_of = Vec::with_capacity(n);
+    let mut unassigned = 0;
+    for row in 0..n {
+        let Some(class) = class_of(row) else {
+            cell_of.push(u32::MAX);
+            unassigned += 1;
+            continue;
+        };
+        let cell = match spec.bucket_of(table.input_tokens(row)) {
+            Some(b) => (class * n_buckets + b.min(n_buckets - 1)) as u32,
+            None => *unknown_cell[class].get_or_insert_with(|| {
+                cells.push(CellKey {
+                    class,
+                    bucket: None,
+                });
+                (cells.len() - 1) as u32
+            }),
+        };
+        cell_of.push(cell);
+    }
+
+    let mut tpot = Vec::with_capacity(n);
+    let mut itl_stat = Vec::with_capacity(n);
+    let mut max_gap = Vec::with_capacity(n);
+    let mut scratch = Vec::new();
+    for row in 0..n {
+        tpot.push(
+            tpot_ms(
+                table.ttft_ms(row),
+                table.e2e_ms(row),
+                table.output_tokens(row),
+            )
+            .unwrap_or(f64::NAN),
+        );
+        let gaps = table.itl.of(row);
+        max_gap.push(gaps.iter().copied().fold(f64::NAN, f64::max));
+        itl_stat.push(match spec.itl_statistic {
+            ItlStatistic::Max => gaps.iter().copied().fold(f64::NAN, f64::max),
+            ItlStatistic::Percentile { q } => {
+                scratch.clear();
+                scratch.extend_from_slice(gaps);
+                scratch.sort_by(f64::total_cmp);
+                percentile_sorted(&scratch, q, spec.method).unwrap_or(f64::NAN)
+            }
+        });
+    }
+
+    // Values per cell and indicator, completed requests only.
+    let n_cells = cells.len();
+    let mut values: Vec<[Vec<f64>; 5]> = (0..n_cells).map(|_| Default::default()).collect();
+    for row in 0..n {
+        let Some(v) = values.get_mut(cell_of[row] as usize) else {
+            continue;
+        };
+        if table.status.get(row) != Some(&Status::Ok) {
+            continue;
+        }
+        let push = |dst: &mut Vec<f64>, x: f64| {
+            if !x.is_nan() {
+                dst.push(x)
+            }
+        };
+        push(
+            &mut v[0],
+            table.ttft_ms.get(row).copied().unwrap_or(f64::NAN),
+        );
+        push(&mut v[1], tpot[row]);
+        v[2].extend_from_slice(table.itl.of(row));
+        push(
+            &mut v[3],
+            table.e2e_ms.get(row).copied().unwrap_or(f64::NAN),
+        );
+        push(
+            &mut v[4],
+            table.queue_ms.get(row).copied().unwrap_or(f64::NAN),
+        );
+    }
+    for v in &mut values {
+        for column in v.iter_mut() {
+            column.sort_unstable_by(f64::total_cmp);
+        }
+    }
+    let stats_of = |sorted: &[Vec<f64>; 5]| -> Vec<IndicatorStats> {
+        Indicator::ALL
+            .iter()
+            .zip(sorted.iter())
+            .map(|(&ind, xs)| indicator_stats(ind, xs, &spec.percentiles, spec.method))
+            .collect()
+    };
+    let cell_stats: Vec<Vec<IndicatorStats>> = values.iter().map(stats_of).collect();
+    // Classes and overall: concatenate sorted runs; the stable sort merges runs in near-linear time.
+    let merge = |parts: &[&[Vec<f64>; 5]]| -> [Vec<f64>; 5] {
+        let mut out: [Vec<f64>; 5] = Default::default();
+        for (k, column) in out.iter_mut().enumerate() {
+            for p in parts {
+                column.extend_from_slice(&p[k]);
+            }
+            column.sort_by(f64::total_cmp);
+        }
+        out
+    };
+    let class_values: Vec<[Vec<f64>; 5]> = (0..n_classes)
+        .map(|c| {
+            let parts: Vec<&[Vec<f64>; 5]> = cells
+                .iter()
+                .zip(&values)
+                .filter(|(k, _)| k.class == c)
+                .map(|(_, v)| v)
+                .collect();
+            merge(&parts)
+        })
+        .collect();
+    drop(values);
+    let class_stats: Vec<Vec<IndicatorStats>> = class_values.iter().map(stats_of).collect();
+    let overall_stats = stats_of(&merge(&class_values.iter().collect::<Vec<_>>()));
+
+    Prepared {
+        key: spec.grouping_key(),
+        cells,
+        cell_of,
+        tpot_ms: tpot,
+        itl_stat_ms: itl_stat,
+        max_gap_ms: max_gap,
+        cell_stats,
+        class_stats,
+        overall_stats,
+        unassigned,
+    }
+}
+
+/// Summary statistics and percentiles of one sorted sample.
+fn indicator_stats(
+    indicator: Indicator,
+    sorted: &[f64],
+    qs: &[f64],
+    method: Method,
+) -> IndicatorStats {
+    let n = sorted.len();
+    let mean = (n > 0).then(|| sorted.iter().sum::<f64>() / n as f64);
+    let std =
+        mean.map(|m| (sorted.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64).sqrt());
+    let percentiles = qs
+        .iter()
+        .map(|&q| PercentileValue {
+            q,
+            value: percentile_sorted(sorted, q, method),
+            linear: percentile_sorted(sorted, q, Method::Linear),
+            nearest_rank: percentile_sorted(sorted, q, Method::NearestRank),
+            ci95: percentile_ci95(sorted, q),
+        })
+        .collect();
+    let cdf = if n == 0 {
+        Vec::new()
+    } else {
+        let points = CDF_POINTS.min(n);
+        (0..points)
+            .map(|k| {
+                let idx = if points == 1 {
+                    n - 1
+                } else {
+                    k * (n - 1) / (points - 1)
+                };
+                (sorted[idx], (idx + 1) as f64 / n as f64)
+            })
+            .collect()
+    };
+    IndicatorStats {
+        indicator,
+        n: n as u64,
+        mean,
+        std,
+        min: sorted.first().copied(),
+        max: sorted.last().copied(),
+        percentiles,
+        cdf,
+    }
+}
+
+/// How one request fared against its targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Completed and met every target.
+    Good,
+    /// Completed but missed at least one target (or lacked the data to show it met one).
+    Missed,
+    Error,
+    Timeout,
+    /// Cancelled after waiting at least the TTFT target for a first token: attempted and bad.
+    CancelledWaiting,
+    /// Cancelled and excluded from the denominator.
+    Excluded,
+}
+
+/// The verdict on one request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// Indicators whose target the request missed (bits of `Indicator::bit`).
+    pub missed: u8,
+    /// Indicators with a target but no value in the log for this request (also counted as missed).
+    pub missing: u8,
+}
+
+impl Verdict {
+    /// Counted in `attempted`.
+    pub fn attempted(&self) -> bool {
+        self.outcome != Outcome::Excluded
+    }
+    pub fn good(&self) -> bool {
+        self.outcome == Outcome::Good
+    }
+}
+
+/// Judges request `row` against `targets`.
+///
+/// # Formula
+/// good = completed AND for every indicator with a target: value <= target (inclusive).
+/// TPOT and ITL pass when the request has at most one output token (vLLM's rule).
+/// # Edge cases
+/// - error / timeout: attempted and bad, whatever their latencies.
+/// - cancelled: excluded, unless (policy `ExcludeUnlessWaitedPastTtft`, the default) it waited at
+///   least the TTFT target without a first token, or its first token came after the target: then
+///   attempted and bad (a TTFT failure the user gave up on).
+/// - a completed request with a target on an indicator the log lacks for it is bad, and the miss is
+///   marked `missing` so reports can say "no data" rather than "too slow".
+pub fn judge(
+    table: &RequestTable,
+    prepared: &Prepared,
+    row: usize,
+    targets: &Targets,
+    policy: CancelPolicy,
+) -> Verdict {
+    let status = table.status.get(row).copied().unwrap_or_default();
+    let ttft_thr = targets
+        .ttft
+        .and_then(|t| t.threshold_ms(table.input_tokens(row)));
+    match status {
+        Status::Error => {
+            return Verdict {
+                outcome: Outcome::Error,
+                missed: 0,
+                missing: 0,
+            }
+        }
+        Status::Timeout => {
+            return Verdict {
+                outcome: Outcome::Timeout,
+                missed: 0,
+                missing: 0,
+            }
+        }
+        Status::Cancelled => {
+            let gave_up = match (policy, ttft_thr) {
+                (CancelPolicy::CountAsBad, _) => true,
+                (CancelPolicy::Exclude, _) | (_, None) => false,
+                (CancelPolicy::ExcludeUnlessWaitedPastTtft, Some(thr)) => {
+                    match table.ttft_ms(row) {
+                        Some(ttft) => ttft > thr,
+                        None => cancel_wait_ms(table, row).is_some_and(|w| w >= thr),
+                    }
+                }
+            };
+            let outcome = if gave_up {
+                Outcome::CancelledWaiting
+            } else {
+                Outcome::Excluded
+            };
+            let missed = if gave_up && ttft_thr.is_some() {
+                Indicator::Ttft.bit()
+            } else {
+                0
+            };
+            return Verdict {
+                outcome,
+                missed,
+                missing: 0,
+            };
+        }
+        Status::Ok => {}
+    }
+    let mut missed = 0u8;
+    let mut missing = 0u8;
+    if targets.ttft.is_some() {
+        // A per-token target on a request of unknown length cannot be checked: missing.
+        match (table.ttft_ms(row), ttft_thr) {
+            (Some(v), Some(t)) if v <= t => {}
+            (Some(_), Some(_)) => missed |= Indicator::Ttft.bit(),
+            _ => {
+                missed |= Indicator::Ttft.bit();
+                missing |= Indicator::Ttft.bit();
+            }
+        }
+    }
+    let mut check =
+        |ind: Indicator, value: Option<f64>, target: Option<f64>, undefined_passes: bool| {
+            let Some(target) = target else { return };
+            match value {
+                Some(v) if v <= target => {}
+                Some(_) => missed |= ind.bit(),
+                None if undefined_passes => {}
+                None => {
+                    missed |= ind.bit();
+                    missing |= ind.bit();
+                }
+            }
+        };
+    let at_most_one_token = table.output_tokens(row).is_some_and(|n| n <= 1.0);
+    let present = |v: f64| (!v.is_nan()).then_some(v);
+    check(
+        Indicator::Tpot,
+        prepared.tpot_ms.get(row).copied().and_then(present),
+        targets.tpot_ms,
+        at_most_one_token,
+    );
+    check(
+        Indicator::Itl,
+        prepared.itl_stat_ms.get(row).copied().and_then(present),
+        targets.itl_ms,
+        at_most_one_token,
+    );
+    check(Indicator::E2e, table.e2e_ms(row), targets.e2e_ms, false);
+    check(
+        Indicator::Queue,
+        table.queue_ms(row),
+        targets.queue_ms,
+        false,
+    );
+    let outcome = if missed == 0 {
+        Outcome::Good
+    } else {
+        Outcome::Missed
+    };
+    Verdict {
+        outcome,
+        missed,
+        missing,
+    }
+}
+
+/// How long a cancelled request waited before the client gave up: E2E if logged, else end - start.
+pub fn cancel_wait_ms(table: &RequestTable, row: usize) -> Option<f64> {
+    table
+        .e2e_ms(row)
+        .or_else(|| Some((table.end_s(row)? - table.start_s(row)?) * 1000.0))
+}
+
+/// Bad requests grouped by what they missed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailureCount {
+    /// "TTFT only", "TTFT + TPOT", "error", "timeout", "cancelled after waiting", "no TPOT data".
+    pub label: String,
+    pub outcome: Outcome,
+    /// Indicators missed (for `Missed` and `CancelledWaiting`).
+    pub missed: Vec<Indicator>,
+    pub count: u64,
+}
+
+/// An indicator in a group: statistics, target and verdicts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IndicatorReport {
+    pub indicator: Indicator,
+    /// The fixed threshold shared by every cell of the group, if there is one.
+    pub target_ms: Option<f64>,
+    /// True when some cell of the group has a target on this indicator.
+    pub targeted: bool,
+    pub stats: IndicatorStats,
+    /// Per percentile: does it pass the target by the spec's method, by linear, by nearest-rank?
+    pub verdicts: Vec<PercentileVerdict>,
+    /// Completed requests that met this indicator's target (when targeted).
+    pub met: u64,
+    /// Attempted requests that missed it (slow, no data, or cancelled waiting for TTFT).
+    pub missed: u64,
+}
+
+/// Pass/fail of one percentile by three methods.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PercentileVerdict {
+    pub q: f64,
+    pub pass: Option<bool>,
+    pub pass_linear: Option<bool>,
+    pub pass_nearest_rank: Option<bool>,
+    /// The verdict differs between the methods.
+    pub flipped: bool,
+}
+
+/// Counts and figures for one group: a cell, a class, or overall.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GroupReport {
+    pub class: Option<String>,
+    pub bucket: Option<String>,
+    /// The cell's targets (cells only).
+    pub targets: Option<Targets>,
+    /// ok + error + timeout (+ cancellations counted as bad).
+    pub attempted: u64,
+    /// Status ok.
+    pub completed: u64,
+    /// Errors and timeouts.
+    pub failed: u64,
+    pub errors: u64,
+    pub timeouts: u64,
+    /// Cancelled requests left out of the denominator.
+    pub excluded: u64,
+    /// Cancelled requests counted as TTFT failures.
+    pub cancelled_counted: u64,
+    pub good: u64,
+    /// good / attempted.
+    pub attainment: Option<f64>,
+    pub attainment_ci95: Option<(f64, f64)>,
+    /// good / completed: vLLM's benchmark convention (drops failures from the denominator).
+    pub attainment_of_completed: Option<f64>,
+    /// good / duration.
+    pub goodput_rps: Option<f64>,
+    /// completed / duration.
+    pub throughput_rps: Option<f64>,
+    pub indicators: Vec<IndicatorReport>,
+    pub failures: Vec<FailureCount>,
+    /// The target that fails the most requests here.
+    pub binding: Option<Indicator>,
+    /// Requests whose TPOT met its target but which had a stall (see `Spec::stall`).
+    pub hidden_stalls: u64,
+    pub meets_objective: Option<bool>,
+    pub warnings: Vec<String>,
+    /// Plain-language findings, such as "p90 TTFT and p90 TPOT both pass, yet only 80 % ...".
+    pub notes: Vec<String>,
+}
+
+/// A bad request, by name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FailingRequest {
+    pub row: usize,
+    pub id: String,
+    pub class: Option<String>,
+    pub bucket: Option<String>,
+    pub outcome: Outcome,
+    pub missed: Vec<Indicator>,
+    pub missing: Vec<Indicator>,
+}
+
+/// A request whose TPOT looked fine but whose stream stalled.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StalledRequest {
+    pub row: usize,
+    pub id: String,
+    pub tpot_ms: Option<f64>,
+    pub max_gap_ms: f64,
+}
+
+/// How long the measured run lasted, and how we know.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Duration {
+    pub seconds: Option<f64>,
+    /// Where the figure came from, or why there is none.
+    pub how: String,
+}
+
+impl Duration {
+    pub fn known(seconds: f64, how: &str) -> Duration {
+        Duration {
+            seconds: Some(seconds),
+            how: how.to_string(),
+        }
+    }
+    pub fn unknown(why: &str) -> Duration {
+        Duration {
+            seconds: None,
+            how: why.to_string(),
+        }
+    }
+}
+
+/// The run's duration from request timestamps: last end (or start + E2E) minus first start.
+///
+/// # Formula
+/// span_s = max_i(end_i, or start_i + e2e_i / 1000) - min_i(start_i)
+/// # Edge cases
+/// No start timestamps, or a span that is not positive: `None`.
+/// # Example
+/// ```
+/// use slo_core::table::{RequestTable, Row};
+/// let mut t = RequestTable::default();
+/// t.push(Row { start_s: Some(10.0), e2e_ms: Some(500.0), ..Row::default() }, 0, 2, "a");
+/// t.push(Row { start_s: Some(12.0), end_s: Some(14.0), ..Row::default() }, 0, 3, "a");
+/// assert_eq!(slo_core::evaluate::timestamp_span_s(&t), Some(4.0));
+/// ```
+pub fn timestamp_span_s(table: &RequestTable) -> Option<f64> {
+    let mut first = f64::INFINITY;
+    let mut last = f64::NEG_INFINITY;
+    for row in 0..table.len() {
+        let Some(start) = table.start_s(row) else {
+            continue;
+        };
+        first = first.min(start);
+        let end = table
+            .end_s(row)
+            .or_else(|| table.e2e_ms(row).map(|e| start + e / 1000.0));
+        last = last.max(end.unwrap_or(start));
+    }
+    let span = last - first;
+    (span.is_finite() && span > 0.0).then_some(span)
+}
+
+/// Cancelled requests: how many, how long they waited, how many were counted as TTFT failures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CancelSummary {
+    pub cancelled: u64,
+    pub counted_as_ttft_failure: u64,
+    /// Wait before cancelling, median and max, in ms.
+    pub wait_p50_ms: Option<f64>,
+    pub wait_max_ms: Option<f64>,
+}
+
+/// The full result of evaluating a log against a spec.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub overall: GroupReport,
+    pub classes: Vec<GroupReport>,
+    /// One per class × bucket cell (plus "unknown length" cells where needed).
+    pub cells: Vec<GroupReport>,
+    pub method: Method,
+    pub objective: f64,
+    pub duration: Duration,
+    /// Requests no class claimed (left out of every figure).
+    pub unassigned: u64,
+    pub cancellations: CancelSummary,
+    /// The first `MAX_LISTED` bad requests.
+    pub failing: Vec<FailingRequest>,
+    pub failing_total: u64,
+    /// Requests with a fine TPOT but a stall (first `MAX_LISTED`).
+    pub stalled: Vec<StalledRequest>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Clone, Default)]
+struct Counts {
+    attempted: u64,
+    completed: u64,
+    errors: u64,
+    timeouts: u64,
+    excluded: u64,
+    cancelled_counted: u64,
+    good: u64,
+    met: [u64; 5],
+    missed: [u64; 5],
+    hidden_stalls: u64,
+    /// (outcome, missed bits, missing bits) -> count
+    failures: Vec<((Outcome, u8, u8), u64)>,
+}
+
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        self.attempted += other.attempted;
+        self.completed += other.completed;
+        self.errors += other.errors;
+        self.timeouts += other.timeouts;
+        self.excluded += other.excluded;
+        self.cancelled_counted += other.cancelled_counted;
+        self.good += other.good;
+        for k in 0..5 {
+            self.met[k] += other.met[k];
+            self.missed[k] += other.missed[k];
+        }
+        self.hidden_stalls += other.hidden_stalls;
+        for (key, count) in &other.failures {
+            self.bump(*key, *count);
+        }
+    }
+
+    fn bump(&mut self, key: (Outcome, u8, u8), by: u64) {
+        match self.failures.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, c)) => *c += by,
+            None => self.failures.push((key, by)),
+        }
+    }
+}
+
+/// Evaluates with targets, reusing `prepared` (which must come from [`prepare`] with a spec of the
+/// same `grouping_key`; if it does not, this prepares afresh).
+pub fn evaluate(
+    table: &RequestTable,
+    prepared: &Prepared,
+    spec: &Spec,
+    duration: &Duration,
+) -> Report {
+    if prepared.key != spec.grouping_key() || prepared.cell_of.len() != table.len() {
+        return evaluate(table, &prepare(table, spec), spec, duration);
+    }
+    let cell_targets: Vec<Targets> = prepared
+        .cells
+        .iter()
+        .map(|k| {
+            let class = spec.classes.get(k.class);
+            let bucket = k.bucket.unwrap_or(0);
+            class
+                .and_then(|c| c.targets.get(bucket).or(c.targets.first()))
+                .copied()
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut counts: Vec<Counts> = vec![Counts::default(); prepared.cells.len()];
+    let mut failing = Vec::new();
+    let mut failing_total = 0u64;
+    let mut stalled = Vec::new();
+    let mut waits = Vec::new();
+    let mut cancel = CancelSummary::default();
+    for row in 0..table.len() {
+        let cell = prepared.cell_of[row] as usize;
+        let (Some(targets), Some(c)) = (cell_targets.get(cell), counts.get_mut(cell)) else {
+            continue;
+        };
+        let v = judge(table, prepared, row, targets, spec.cancellations);
+        if table.status[row] == Status::Cancelled {
+            cancel.cancelled += 1;
+            if let Some(w) = cancel_wait_ms(table, row) {
+                waits.push(w);
+            }
+        }
+        match v.outcome {
+            Outcome::Excluded => {
+                c.excluded += 1;
+                continue;
+            }
+            Outcome::Good => c.good += 1,
+            Outcome::Error => c.errors += 1,
+            Outcome::Timeout => c.timeouts += 1,
+            Outcome::CancelledWaiting => {
+                c.cancelled_counted += 1;
+                cancel.counted_as_ttft_failure += 1;
+            }
+            Outcome::Missed => {}
+        }
+        c.attempted += 1;
+        let completed = matches!(v.outcome, Outcome::Good | Outcome::Missed);
+        if completed {
+            c.completed += 1;
+        }
+        for ind in Indicator::ALL {
+            if !targets.has(ind) {
+                continue;
+            }
+            let k = ind as usize;
+            if v.missed & ind.bit() != 0 {
+                c.missed[k] += 1;
+            } else if completed {
+                c.met[k] += 1;
+            }
+        }
+        if !v.good() {
+            c.bump((v.outcome, v.missed, v.missing), 1);
+            failing_total += 1;
+            if failing.len() < MAX_LISTED {
+                failing.push(failing_request(table, prepared, spec, row, &v));
+            }
+        }
+        // A stall the TPOT target did not see.
+        if completed && v.missed & Indicator::Tpot.bit() == 0 {
+            if let Some(max_gap) = stall_gap(prepared, spec, row) {
+                c.hidden_stalls += 1;
+                if stalled.len() < MAX_LISTED {
+                    stalled.push(StalledRequest {
+                        row,
+                        id: table.id.get(row).cloned().unwrap_or_default(),
+                        tpot_ms: prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan()),
+                        max_gap_ms: max_gap,
+                    });
+                }
+            }
+        }
+    }
+    waits.sort_by(f64::total_cmp);
+    cancel.wait_p50_ms = percentile_sorted(&waits, 50.0, Method::Linear);
+    cancel.wait_max_ms = waits.last().copied();
+
+    let group = |class: Option<String>,
+                 bucket: Option<String>,
+                 targets: Option<Targets>,
+                 shared: Option<Targets>,
+                 counts: &Counts,
+                 stats: &[IndicatorStats]| {
+        group_report(
+            spec, duration, class, bucket, targets, shared, counts, stats,
+        )
+    };
+    let mut cells = Vec::new();
+    for (k, key) in prepared.cells.iter().enumerate() {
+        let class_name = spec.classes.get(key.class).map(|c| c.name.clone());
+        let bucket = match key.bucket {
+            Some(b) => spec.bucket_label(b),
+            None => "unknown length".to_string(),
+        };
+        let t = cell_targets.get(k).copied();
+        let (Some(c), Some(stats)) = (counts.get(k), prepared.cell_stats.get(k)) else {
+            continue;
+        };
+        cells.push(group(class_name, Some(bucket), t, t, c, stats));
+    }
+    let mut classes = Vec::new();
+    let mut total = Counts::default();
+    for (ci, class) in spec.classes.iter().enumerate() {
+        let mut c = Counts::default();
+        let members: Vec<usize> = prepared
+            .cells
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| k.class == ci)
+            .map(|(i, _)| i)
+            .collect();
+        for &i in &members {
+            if let Some(x) = counts.get(i) {
+                c.add(x);
+            }
+        }
+        total.add(&c);
+        let shared = shared_targets(members.iter().filter_map(|&i| cell_targets.get(i)));
+        let Some(stats) = prepared.class_stats.get(ci) else {
+            continue;
+        };
+        classes.push(group(
+            Some(class.name.clone()),
+            None,
+            None,
+            shared,
+            &c,
+            stats,
+        ));
+    }
+    let shared = shared_targets(cell_targets.iter());
+    let mut overall = group(None, None, None, shared, &total, &prepared.overall_stats);
+
+    let mut warnings = Vec::new();
+    if prepared.unassigned > 0 {
+        warnings.push(format!(
+            "{} requests matched no class and are left out of every figure; add a default class to include them",
+            prepared.unassigned
+        ));
+    }
+    if prepared.cells.iter().any(|k| k.bucket.is_none()) {
+        warnings.push(
+            "some requests have no input length, so they could not be put in a length bucket; they are reported in \"unknown length\" cells".to_string(),
+        );
+    }
+    if spec.stall.is_some() && !table.has_itl() {
+        warnings.push(
+            "a stall rule is set but the log has no inter-token gaps, so stalls cannot be seen"
+                .to_string(),
+        );
+    }
+    overall.warnings.extend(warnings.iter().cloned());
+    Report {
+        overall,
+        classes,
+        cells,
+        method: spec.method,
+        objective: spec.objective,
+        duration: duration.clone(),
+        unassigned: prepared.unassigned,
+        cancellations: cancel,
+        failing,
+        failing_total,
+        stalled,
+        warnings,
+    }
+}
+
+/// Prepares and evaluates in one call.
+///
+/// # Example
+/// ```
+/// use slo_core::{evaluate::{report, Duration}, spec::{Spec, Targets, TtftTarget}, table::{RequestTable, Row}};
+/// let mut t = RequestTable::default();
+/// for (ttft, e2e) in [(100.0, 1100.0), (900.0, 1900.0)] {
+///     t.push(Row { ttft_ms: Some(ttft), e2e_ms: Some(e2e), output_tokens: Some(11.0), ..Row::default() }, 0, 2, "a");
+/// }
+/// let spec = Spec::single(Targets { ttft: Some(TtftTarget::Fixed { ms: 500.0 }), ..Targets::default() });
+/// let r = report(&t, &spec, &Duration::known(2.0, "typed"));
+/// assert_eq!(r.overall.attainment, Some(0.5));
+/// assert_eq!(r.overall.goodput_rps, Some(0.5));
+/// ```
+pub fn report(table: &RequestTable, spec: &Spec, duration: &Duration) -> Report {
+    evaluate(table, &prepare(table, spec), spec, duration)
+}
+
+fn stall_gap(prepared: &Prepared, spec: &Spec, row: usize) -> Option<f64> {
+    let max_gap = prepared
+        .max_gap_ms
+        .get(row)
+        .copied()
+        .filter(|g| !g.is_nan())?;
+    let threshold = match spec.stall? {
+        StallRule::AbsoluteMs { ms } => ms,
+        StallRule::TimesTpot { k } => {
+            k * prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan())?
+        }
+    };
+    (max_gap > threshold).then_some(max_gap)
+}
+
+fn failing_request(
+    table: &RequestTable,
+    prepared: &Prepared,
+    spec: &Spec,
+    row: usize,
+    v: &Verdict,
+) -> FailingRequest {
+    let key = prepared.cells.get(prepared.cell_of[row] as usize);
+    FailingRequest {
+        row,
+        id: table.id.get(row).cloned().unwrap_or_default(),
+        class: key
+            .and_then(|k| spec.classes.get(k.class))
+            .map(|c| c.name.clone()),
+        bucket: key.map(|k| {
+            k.bucket
+                .map_or("unknown length".to_string(), |b| spec.bucket_label(b))
+        }),
+        outcome: v.outcome,
+        missed: bits(v.missed),
+        missing: bits(v.missing),
+    }
+}
+
+fn bits(b: u8) -> Vec<Indicator> {
+    Indicator::ALL
+        .into_iter()
+        .filter(|i| b & i.bit() != 0)
+        .collect()
+}
+
+/// The targets every cell shares, indicator by indicator: a fixed threshold only where all cells
+/// agree on it.
+fn shared_targets<'a>(mut cells: impl Iterator<Item = &'a Targets>) -> Option<Targets> {
+    let first = *cells.next()?;
+    Some(cells.fold(first, |acc, t| {
+        Targets {
+            ttft: (acc.ttft == t.ttft).then_some(acc.ttft).flatten(),
+            tpot_ms: (acc.tpot_ms == t.tpot_ms).then_some(acc.tpot_ms).flatten(),
+            itl_ms: (acc.itl_ms == t.itl_ms).then_some(acc.itl_ms).flatten(),
+            e2e_ms: (acc.e2e_ms == t.e2e_ms).then_some(acc.e2e_ms).flatten(),
+            queue_ms: (acc.queue_ms == t.queue_ms)
+                .then_some(acc.queue_ms)
+                .flatten(),
+        }
+    }))
+}
+
+fn failure_label(outcome: Outcome, missed: u8, missing: u8) -> String {
+    match outcome {
+        Outcome::Error => "error".to_string(),
+        Outcome::Timeout => "timeout".to_string(),
+        Outcome::CancelledWaiting => "cancelled after waiting past the TTFT target".to_string(),
+        Outcome::Good | Outcome::Excluded => outcome_name(outcome).to_string(),
+        Outcome::Missed => {
+            let slow: Vec<&str> = bits(missed & !missing).iter().map(|i| i.label()).collect();
+            let absent: Vec<String> = bits(missing)
+                .iter()
+                .map(|i| format!("no {} data", i.label()))
+                .collect();
+            let mut parts = Vec::new();
+            match slow.len() {
+                0 => {}
+                1 => parts.push(format!("{} only", slow[0])),
+                _ => parts.push(slow.join(" + ")),
+            }
+            parts.extend(absent);
+            parts.join(", ")
+        }
+    }
+}
+
+fn outcome_name(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Good => "good",
+        Outcome::Missed => "missed",
+        Outcome::Error => "error",
+        Outcome::Timeout => "timeout",
+        Outcome::CancelledWaiting => "cancelled waiting",
+        Outcome::Excluded => "excluded",
+    }
+}
+
+/// Joint attainment with its interval.
+///
+/// # Formula
+/// attainment = good / attempted, attempted = ok + error + timeout (+ cancellations counted as bad);
+/// 95 % Wilson score interval.
+/// # Edge cases
+/// attempted = 0: `None` for both.
+/// # Example
+/// ```
+/// let (a, ci) = slo_core::evaluate::attainment(8, 10);
+/// assert_eq!(a, Some(0.8));
+/// let (lo, hi) = ci.unwrap();
+/// assert!(lo < 0.8 && hi > 0.8);
+/// assert_eq!(slo_core::evaluate::attainment(0, 0), (None, None));
+/// ```
+pub fn attainment(good: u64, attempted: u64) -> (Option<f64>, Option<(f64, f64)>) {
+    if attempted == 0 {
+        return (None, None);
+    }
+    (
+        Some(good as f64 / attempted as f64),
+        wilson_ci95(good, attempted),
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn group_report(
+    spec: &Spec,
+    duration: &Duration,
+    class: Option<String>,
+    bucket: Option<String>,
+    targets: Option<Targets>,
+    shared: Option<Targets>,
+    c: &Counts,
+    stats: &[IndicatorStats],
+) -> GroupReport {
+    let (attainment, attainment_ci95) = attainment(c.good, c.attempted);
+    let attainment_of_completed = (c.completed > 0).then(|| c.good as f64 / c.completed as f64);
+    let per_s = |count: u64| {
+        duration
+            .seconds
+            .filter(|d| *d > 0.0)
+            .map(|d| count as f64 / d)
+    };
+    let targeted_anywhere = |ind: Indicator| {
+        spec.classes
+            .iter()
+            .filter(|cl| class.as_ref().is_none_or(|name| *name == cl.name))
+            .flat_map(|cl| cl.targets.iter())
+            .any(|t| t.has(ind))
+    };
+    let indicators: Vec<IndicatorReport> = stats
+        .iter()
+        .map(|s| {
+            let ind = s.indicator;
+            let target_ms = shared.and_then(|t| t.fixed_ms(ind));
+            let targeted = match targets {
+                Some(t) => t.has(ind),
+                None => targeted_anywhere(ind),
+            };
+            let verdicts = s
+                .percentiles
+                .iter()
+                .map(|p| {
+                    let pass = |v: Option<f64>| Some(v? <= target_ms?);
+                    let (a, b, c) = (pass(p.value), pass(p.linear), pass(p.nearest_rank));
+                    PercentileVerdict {
+                        q: p.q,
+                        pass: a,
+                        pass_linear: b,
+                        pass_nearest_rank: c,
+                        flipped: a.is_some() && (a != b || a != c),
+                    }
+                })
+                .collect();
+            IndicatorReport {
+                indicator: ind,
+                target_ms,
+                targeted,
+                stats: s.clone(),
+                verdicts,
+                met: c.met[ind as usize],
+                missed: c.missed[ind as usize],
+            }
+        })
+        .collect();
+    let mut failures: Vec<FailureCount> = c
+        .failures
+        .iter()
+        .map(|&((outcome, missed, missing), count)| FailureCount {
+            label: failure_label(outcome, missed, missing),
+            outcome,
+            missed: bits(missed),
+            count,
+        })
+        .collect();
+    failures.sort_by(|a, b| b.count.cmp(&a.count).then(a.label.cmp(&b.label)));
+    let binding = Indicator::ALL
+        .into_iter()
+        .filter(|&i| c.missed[i as usize] > 0)
+        .max_by(|a, b| {
+            c.missed[*a as usize]
+                .cmp(&c.missed[*b as usize])
+                .then(b.cmp(a))
+        });
+    let mut warnings = Vec::new();
+    if c.attempted < spec.min_requests {
+        warnings.push(format!(
+            "only {} attempted requests (fewer than {}): the attainment interval is wide and one request moves it by {:.2} points",
+            c.attempted,
+            spec.min_requests,
+            if c.attempted > 0 { 100.0 / c.attempted as f64 } else { 100.0 }
+        ));
+    }
+    let mut notes = Vec::new();
+    if let Some(a) = attainment {
+        // The trap: every marginal percentile passes, yet fewer requests than that percentile
+        // met every target at once.
+        let mut qs: Vec<f64> = spec.percentiles.clone();
+        qs.sort_by(|x, y| y.total_cmp(x));
+        for q in qs {
+            let targeted: Vec<&IndicatorReport> = indicators
+                .iter()
+                .filter(|r| r.targeted && r.target_ms.is_some())
+                .collect();
+            if targeted.is_empty() {
+                break;
+            }
+            let all_pass = targeted
+                .iter()
+                .all(|r| r.verdicts.iter().any(|v| v.q == q && v.pass == Some(true)));
+            if all_pass && a < q / 100.0 {
+                let names: Vec<String> = targeted
+                    .iter()
+                    .map(|r| format!("p{} {}", fmt_q(q), r.indicator.label()))
+                    .collect();
+                let verb = if names.len() == 1 {
+                    "passes"
+                } else {
+                    "all pass"
+                };
+                let names = if names.len() == 2 {
+                    names.join(" and ")
+                } else {
+                    names.join(", ")
+                };
+                let verb = if targeted.len() == 2 {
+                    "both pass"
+                } else {
+                    verb
+                };
+                notes.push(format!(
+                    "{names} {verb}, yet only {} of requests met every target at once",
+                    fmt_pct(a)
+                ));
+                break;
+            }
+        }
+    }
+    GroupReport {
+        class,
+        bucket,
+        targets,
+        attempted: c.attempted,
+        completed: c.completed,
+        failed: c.errors + c.timeouts,
+        errors: c.errors,
+        timeouts: c.timeouts,
+        excluded: c.excluded,
+        cancelled_counted: c.cancelled_counted,
+        good: c.good,
+        attainment,
+        attainment_ci95,
+        attainment_of_completed,
+        goodput_rps: per_s(c.good),
+        throughput_rps: per_s(c.completed),
+        indicators,
+        failures,
+        binding,
+        hidden_stalls: c.hidden_stalls,
+        meets_objective: attainment.map(|a| a >= spec.objective),
+        warnings,
+        notes,
+    }
+}
+
+/// A percentile level as vLLM writes it in keys: 90 -> "90", 99.9 -> "99.9".
+pub fn fmt_q(q: f64) -> String {
+    if q.fract() == 0.0 {
+        format!("{q:.0}")
+    } else {
+        let s = format!("{q:.6}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// A fraction as a percentage with up to two decimals: 0.8 -> "80 %", 0.98765 -> "98.77 %".
+pub fn fmt_pct(f: f64) -> String {
+    let s = format!("{:.2}", f * 100.0);
+    format!("{} %", s.trim_end_matches('0').trim_end_matches('.'))
+}

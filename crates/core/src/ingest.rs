@@ -1,0 +1,408 @@
+//! Ingest: turn the bytes of a request log or a benchmark result file into a [`RequestTable`].
+//!
+//! Every parser keeps the good rows and reports each bad one with its location (file, line,
+//! column or JSON path) and a reason; a problem with the whole file (empty, binary, not a log)
+//! is one clear sentence in [`Loaded::fatal`]. Nothing here panics on input.
+//!
+//! - [`fields`]: canonical field names, header aliases, units and cell parsing.
+//! - [`delimited`]: CSV and TSV (delimiter detected).
+//! - [`records`]: JSON Lines and JSON arrays of flat objects (generic logs).
+//! - [`bench`]: result files of benchmark tools (vLLM, SGLang, AIPerf, GenAI-Perf, GuideLLM, LLMPerf).
+
+pub mod bench;
+pub mod delimited;
+pub mod fields;
+pub mod records;
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::evaluate::{timestamp_span_s, Duration};
+use crate::table::RequestTable;
+pub use fields::{ColumnMapping, Field, TimeUnit};
+
+/// How many row errors a [`Loaded`] lists one by one; the rest are counted.
+pub const MAX_LISTED_ERRORS: usize = 100;
+
+/// The formats we read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Csv,
+    Tsv,
+    JsonLines,
+    JsonArray,
+    /// vLLM `bench serve` / `benchmark_serving.py --save-result` JSON.
+    Vllm,
+    /// SGLang `bench_serving --output-details` JSON Lines.
+    Sglang,
+    /// AIPerf `profile_export.jsonl`.
+    Aiperf,
+    /// GenAI-Perf `profile_export.json`.
+    GenaiPerf,
+    /// GuideLLM `benchmarks.json`.
+    Guidellm,
+    /// Ray LLMPerf `*_individual_responses.json`.
+    Llmperf,
+}
+
+impl Format {
+    pub const ALL: [Format; 10] = [
+        Format::Csv,
+        Format::Tsv,
+        Format::JsonLines,
+        Format::JsonArray,
+        Format::Vllm,
+        Format::Sglang,
+        Format::Aiperf,
+        Format::GenaiPerf,
+        Format::Guidellm,
+        Format::Llmperf,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Csv => "csv",
+            Format::Tsv => "tsv",
+            Format::JsonLines => "jsonl",
+            Format::JsonArray => "json",
+            Format::Vllm => "vllm",
+            Format::Sglang => "sglang",
+            Format::Aiperf => "aiperf",
+            Format::GenaiPerf => "genai-perf",
+            Format::Guidellm => "guidellm",
+            Format::Llmperf => "llmperf",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Format::Csv => "CSV request log",
+            Format::Tsv => "TSV request log",
+            Format::JsonLines => "JSON Lines request log",
+            Format::JsonArray => "JSON array request log",
+            Format::Vllm => "vLLM bench serve result",
+            Format::Sglang => "SGLang bench_serving output",
+            Format::Aiperf => "AIPerf profile export",
+            Format::GenaiPerf => "GenAI-Perf profile export",
+            Format::Guidellm => "GuideLLM benchmarks",
+            Format::Llmperf => "LLMPerf individual responses",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Format> {
+        let s = s.trim().to_ascii_lowercase().replace('_', "-");
+        Format::ALL
+            .into_iter()
+            .find(|f| f.name() == s || (s == "json-lines" && *f == Format::JsonLines))
+    }
+}
+
+/// Where a problem is. Lines and columns are 1-based.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Location {
+    pub file: String,
+    pub line: Option<u64>,
+    pub column: Option<u64>,
+    /// The column's header, or the JSON key.
+    pub field: Option<String>,
+    /// For JSON input: the path, e.g. `$.ttfts[17]`.
+    pub json_path: Option<String>,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(col) = self.column {
+                write!(f, ":{col}")?;
+            }
+        }
+        if let Some(path) = &self.json_path {
+            write!(f, " at {path}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One bad row or cell: where, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RowError {
+    pub at: Location,
+    pub message: String,
+}
+
+impl fmt::Display for RowError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.at.field {
+            Some(field) => write!(f, "{}: column \"{}\": {}", self.at, field, self.message),
+            None => write!(f, "{}: {}", self.at, self.message),
+        }
+    }
+}
+
+/// `request_rate` as benchmark tools write it.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RequestRate {
+    PerSecond(f64),
+    /// "inf": every request sent at once (closed-loop when max_concurrency is set).
+    Infinite,
+}
+
+/// What a result file says about the run as a whole.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunMeta {
+    pub duration_s: Option<f64>,
+    pub request_rate: Option<RequestRate>,
+    pub burstiness: Option<f64>,
+    pub max_concurrency: Option<u64>,
+    pub num_prompts: Option<u64>,
+    pub completed: Option<u64>,
+    pub failed: Option<u64>,
+    pub model_id: Option<String>,
+    pub date: Option<String>,
+    /// The file's own summary numbers (`mean_ttft_ms`, `p99_itl_ms`, `request_goodput` ...).
+    pub summary: BTreeMap<String, f64>,
+    /// E2E was rebuilt as TTFT + sum(ITL) because the file has no per-request latencies.
+    pub e2e_reconstructed: bool,
+}
+
+/// Provenance of one loaded file: what it was, and what we made of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Provenance {
+    pub name: String,
+    pub size_bytes: u64,
+    /// Lower-case hex SHA-256 of the bytes as given.
+    pub sha256: String,
+    pub format: Option<Format>,
+    pub rows_read: u64,
+    pub rows_skipped: u64,
+}
+
+/// The result of reading one file.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Loaded {
+    pub table: RequestTable,
+    pub provenance: Provenance,
+    pub meta: RunMeta,
+    /// The first [`MAX_LISTED_ERRORS`] bad rows.
+    pub errors: Vec<RowError>,
+    /// All bad rows, listed or not.
+    pub error_count: u64,
+    /// Things the user should know that did not cost a row (units guessed, columns ignored ...).
+    pub warnings: Vec<String>,
+    /// A problem with the whole file; when set, the table is empty.
+    pub fatal: Option<String>,
+    /// Headers that mapped to no field (for the column-mapping step).
+    pub unmapped_columns: Vec<String>,
+}
+
+impl Loaded {
+    /// Records a bad row: listed while there is room, always counted.
+    pub fn reject(&mut self, at: Location, message: impl Into<String>) {
+        self.error_count += 1;
+        if self.errors.len() < MAX_LISTED_ERRORS {
+            self.errors.push(RowError {
+                at,
+                message: message.into(),
+            });
+        }
+    }
+
+    /// A whole-file failure.
+    pub fn fail(
+        name: &str,
+        bytes: &[u8],
+        format: Option<Format>,
+        message: impl Into<String>,
+    ) -> Loaded {
+        Loaded {
+            provenance: provenance(name, bytes, format),
+            fatal: Some(message.into()),
+            ..Loaded::default()
+        }
+    }
+}
+
+/// Options for [`parse`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct IngestOptions {
+    /// Force a format instead of detecting it.
+    pub format: Option<Format>,
+    /// Unit of time columns whose header has no unit suffix (default milliseconds).
+    #[serde(default)]
+    pub default_time_unit: TimeUnit,
+    /// The user's column mapping: header -> field (and unit), overriding the aliases.
+    #[serde(default)]
+    pub mapping: ColumnMapping,
+}
+
+/// Lower-case hex SHA-256 of `bytes`.
+///
+/// # Example
+/// ```
+/// assert_eq!(
+///     slo_core::ingest::sha256_hex(b"abc"),
+///     "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+/// );
+/// ```
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn provenance(name: &str, bytes: &[u8], format: Option<Format>) -> Provenance {
+    Provenance {
+        name: name.to_string(),
+        size_bytes: bytes.len() as u64,
+        sha256: sha256_hex(bytes),
+        format,
+        rows_read: 0,
+        rows_skipped: 0,
+    }
+}
+
+/// Turns raw bytes into text: strips a UTF-8 BOM, decodes UTF-16 with a BOM, refuses binary.
+///
+/// # Edge cases
+/// Invalid UTF-8 is replaced (U+FFFD) and said in a warning, rather than refusing the file.
+pub fn decode_text(bytes: &[u8], warnings: &mut Vec<String>) -> Result<String, String> {
+    if bytes.iter().all(|b| b.is_ascii_whitespace()) {
+        return Err("the file is empty: there is nothing to read".to_string());
+    }
+    let utf16 = |le: bool, body: &[u8]| -> String {
+        let units = body.chunks_exact(2).map(|c| {
+            let pair = [c[0], c[1]];
+            if le {
+                u16::from_le_bytes(pair)
+            } else {
+                u16::from_be_bytes(pair)
+            }
+        });
+        char::decode_utf16(units)
+            .map(|r| r.unwrap_or('\u{FFFD}'))
+            .collect()
+    };
+    if let Some(body) = bytes.strip_prefix(&[0xFF, 0xFE]) {
+        warnings.push("the file is UTF-16 (little-endian); it was converted to UTF-8".to_string());
+        return Ok(utf16(true, body));
+    }
+    if let Some(body) = bytes.strip_prefix(&[0xFE, 0xFF]) {
+        warnings.push("the file is UTF-16 (big-endian); it was converted to UTF-8".to_string());
+        return Ok(utf16(false, body));
+    }
+    let body = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
+        Some(rest) => {
+            warnings.push("the file starts with a byte-order mark; it was skipped".to_string());
+            rest
+        }
+        None => bytes,
+    };
+    let head = body.get(..body.len().min(8192)).unwrap_or(body);
+    if head.contains(&0) {
+        // UTF-16 without a BOM shows as every other byte NUL.
+        return Err("this looks like a binary file (it contains NUL bytes), not a text log; if it is UTF-16 text, save it as UTF-8".to_string());
+    }
+    match std::str::from_utf8(body) {
+        Ok(s) => Ok(s.to_string()),
+        Err(e) => {
+            let line = body
+                .get(..e.valid_up_to())
+                .map_or(1, |b| b.iter().filter(|&&c| c == b'\n').count() + 1);
+            warnings.push(format!(
+                "the file is not valid UTF-8 (first bad byte on line {line}); bad bytes were replaced with \u{FFFD}"
+            ));
+            Ok(String::from_utf8_lossy(body).into_owned())
+        }
+    }
+}
+
+/// Guesses the format from the content.
+pub fn detect(text: &str) -> Format {
+    let trimmed = text.trim_start();
+    if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        return bench::detect_json(trimmed);
+    }
+    match delimited::detect_delimiter(text) {
+        b'\t' => Format::Tsv,
+        _ => Format::Csv,
+    }
+}
+
+/// Reads one file. `name` is used in every message.
+///
+/// # Example
+/// ```
+/// let text = "ttft_ms,e2e_ms,output_tokens\n180,4010,101\nx,1,2\n";
+/// let loaded = slo_core::ingest::parse("a.csv", text.as_bytes(), &Default::default());
+/// assert_eq!(loaded.table.len(), 1);
+/// assert_eq!(loaded.errors[0].to_string(), "a.csv:3:1: column \"ttft_ms\": \"x\" is not a number");
+/// ```
+pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
+    let mut warnings = Vec::new();
+    let text = match decode_text(bytes, &mut warnings) {
+        Ok(t) => t,
+        Err(message) => return Loaded::fail(name, bytes, None, message),
+    };
+    let format = options.format.unwrap_or_else(|| detect(&text));
+    let mut loaded = match format {
+        Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options),
+        Format::JsonLines | Format::JsonArray => records::parse(name, &text, format, options),
+        _ => bench::parse(name, &text, format, options),
+    };
+    let rows_read = loaded.table.len() as u64;
+    let mut prov = provenance(name, bytes, Some(format));
+    prov.rows_read = rows_read;
+    prov.rows_skipped = loaded.error_count;
+    loaded.provenance = prov;
+    warnings.append(&mut loaded.warnings);
+    loaded.warnings = warnings;
+    if loaded.fatal.is_none() && rows_read == 0 && loaded.error_count > 0 {
+        loaded.fatal = Some(format!(
+            "no row could be read: all {} rows had errors (the first: {})",
+            loaded.error_count,
+            loaded
+                .errors
+                .first()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        ));
+    }
+    loaded
+}
+
+/// Several loaded files as one table; each file becomes one source.
+pub fn combine(files: &[Loaded]) -> RequestTable {
+    let mut table = RequestTable::default();
+    for (k, f) in files.iter().enumerate() {
+        table.append(f.table.clone(), k as u32);
+    }
+    table
+}
+
+/// The run's duration for goodput: a typed value, else the span of request timestamps, else the
+/// duration a single result file states.
+///
+/// # Edge cases
+/// Several files without timestamps: unknown (they may be replicas running at once or runs one
+/// after another; adding their durations would be a guess).
+pub fn run_duration(files: &[Loaded], table: &RequestTable, typed_s: Option<f64>) -> Duration {
+    if let Some(s) = typed_s.filter(|s| s.is_finite() && *s > 0.0) {
+        return Duration::known(s, "given by the user");
+    }
+    if let Some(span) = timestamp_span_s(table) {
+        return Duration::known(span, "span of the request timestamps");
+    }
+    match files {
+        [one] => match one.meta.duration_s {
+            Some(d) if d > 0.0 => Duration::known(d, &format!("the duration stated in {}", one.provenance.name)),
+            _ => Duration::unknown("the log states no duration and has no request timestamps; type the duration to get goodput"),
+        },
+        _ => Duration::unknown("several files without request timestamps; type the duration to get goodput"),
+    }
+}

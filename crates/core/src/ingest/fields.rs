@@ -1,0 +1,689 @@
+//! Canonical fields of a request log, the header aliases that name them, units, and cell parsing.
+
+use serde::{Deserialize, Serialize};
+
+use crate::table::{Row, Status};
+
+/// A canonical field of a request log.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    Id,
+    InputTokens,
+    OutputTokens,
+    Ttft,
+    E2e,
+    /// A list of inter-token gaps.
+    Itl,
+    Queue,
+    Start,
+    End,
+    Status,
+    Error,
+    /// A text column kept for class rules (class, model, tenant ...), under its own name.
+    Label,
+    /// Read but not used.
+    Ignore,
+}
+
+impl Field {
+    /// Whether values of this field are durations (and so have a unit).
+    pub fn is_duration(&self) -> bool {
+        matches!(self, Field::Ttft | Field::E2e | Field::Itl | Field::Queue)
+    }
+    pub fn is_timestamp(&self) -> bool {
+        matches!(self, Field::Start | Field::End)
+    }
+    pub fn name(&self) -> &'static str {
+        match self {
+            Field::Id => "id",
+            Field::InputTokens => "input_tokens",
+            Field::OutputTokens => "output_tokens",
+            Field::Ttft => "ttft",
+            Field::E2e => "e2e",
+            Field::Itl => "itl",
+            Field::Queue => "queue",
+            Field::Start => "start",
+            Field::End => "end",
+            Field::Status => "status",
+            Field::Error => "error",
+            Field::Label => "label",
+            Field::Ignore => "ignore",
+        }
+    }
+}
+
+/// A unit of time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeUnit {
+    S,
+    #[default]
+    Ms,
+    Us,
+    Ns,
+}
+
+impl TimeUnit {
+    /// Multiply a value in this unit by this to get milliseconds.
+    pub fn to_ms(self) -> f64 {
+        match self {
+            TimeUnit::S => 1000.0,
+            TimeUnit::Ms => 1.0,
+            TimeUnit::Us => 0.001,
+            TimeUnit::Ns => 0.000_001,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            TimeUnit::S => "s",
+            TimeUnit::Ms => "ms",
+            TimeUnit::Us => "us",
+            TimeUnit::Ns => "ns",
+        }
+    }
+    pub fn from_name(s: &str) -> Option<TimeUnit> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "s" | "sec" | "secs" | "second" | "seconds" => TimeUnit::S,
+            "ms" | "msec" | "millis" | "milliseconds" => TimeUnit::Ms,
+            "us" | "µs" | "usec" | "micros" | "microseconds" => TimeUnit::Us,
+            "ns" | "nsec" | "nanos" | "nanoseconds" => TimeUnit::Ns,
+            _ => return None,
+        })
+    }
+}
+
+/// The user's mapping of headers to fields, for headers the aliases do not know or get wrong.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ColumnMapping {
+    /// (header as written, field, unit for durations).
+    pub columns: Vec<MappedColumn>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MappedColumn {
+    pub header: String,
+    pub field: Field,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<TimeUnit>,
+}
+
+/// How a header was understood.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Resolved {
+    pub field: Field,
+    /// Duration unit: from the suffix, the mapping, or the default.
+    pub unit: TimeUnit,
+    /// True when the unit came from the header or the mapping rather than the default.
+    pub unit_stated: bool,
+    /// Canonical name (for labels: the normalised header).
+    pub name: String,
+}
+
+/// Normalises a header: lower case, spaces, dots and dashes to `_`, trimmed of quotes.
+pub fn normalise(header: &str) -> String {
+    header
+        .trim()
+        .trim_matches('"')
+        .trim()
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| {
+            if c == ' ' || c == '-' || c == '.' || c == '/' {
+                '_'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+const ALIASES: &[(Field, &[&str])] = &[
+    (
+        Field::Id,
+        &[
+            "id",
+            "request_id",
+            "req_id",
+            "requestid",
+            "uuid",
+            "trace_id",
+        ],
+    ),
+    (
+        Field::InputTokens,
+        &[
+            "input_tokens",
+            "prompt_tokens",
+            "input_len",
+            "prompt_len",
+            "input_length",
+            "prompt_length",
+            "num_input_tokens",
+            "num_prompt_tokens",
+            "isl",
+            "tokens_in",
+            "input_token_count",
+            "prompt_token_count",
+            "input_sequence_length",
+        ],
+    ),
+    (
+        Field::OutputTokens,
+        &[
+            "output_tokens",
+            "completion_tokens",
+            "output_len",
+            "output_length",
+            "generated_tokens",
+            "num_output_tokens",
+            "num_completion_tokens",
+            "osl",
+            "tokens_out",
+            "output_token_count",
+            "completion_token_count",
+            "output_sequence_length",
+        ],
+    ),
+    (
+        Field::Ttft,
+        &[
+            "ttft",
+            "time_to_first_token",
+            "first_token_latency",
+            "ttft_latency",
+            "first_token_time",
+        ],
+    ),
+    (
+        Field::E2e,
+        &[
+            "e2e",
+            "e2el",
+            "e2e_latency",
+            "latency",
+            "end_to_end_latency",
+            "request_latency",
+            "total_latency",
+            "e2e_request_latency",
+            "response_time",
+        ],
+    ),
+    (
+        Field::Itl,
+        &[
+            "itl",
+            "itls",
+            "inter_token_latency",
+            "inter_token_latencies",
+            "token_gaps",
+            "gaps",
+        ],
+    ),
+    (
+        Field::Queue,
+        &[
+            "queue",
+            "queue_time",
+            "queue_latency",
+            "queueing_time",
+            "queue_delay",
+            "queued",
+            "wait_time",
+        ],
+    ),
+    (
+        Field::Start,
+        &[
+            "start",
+            "start_time",
+            "started_at",
+            "start_timestamp",
+            "request_start",
+            "send_time",
+            "timestamp",
+            "ts",
+            "time",
+        ],
+    ),
+    (
+        Field::End,
+        &[
+            "end",
+            "end_time",
+            "finished_at",
+            "end_timestamp",
+            "completed_at",
+            "request_end",
+            "finish_time",
+        ],
+    ),
+    (
+        Field::Status,
+        &[
+            "status",
+            "outcome",
+            "result",
+            "state",
+            "status_code",
+            "http_status",
+            "code",
+        ],
+    ),
+    (
+        Field::Error,
+        &[
+            "error",
+            "errors",
+            "error_message",
+            "error_msg",
+            "err",
+            "failure_reason",
+        ],
+    ),
+    (
+        Field::Label,
+        &[
+            "class",
+            "traffic_class",
+            "workload",
+            "model",
+            "model_id",
+            "model_name",
+            "tenant",
+            "endpoint",
+            "route",
+            "priority",
+            "tier",
+            "user_tier",
+            "dataset",
+            "region",
+            "replica",
+            "deployment",
+            "scenario",
+        ],
+    ),
+];
+
+const SUFFIXES: &[(&str, TimeUnit)] = &[
+    ("_ms", TimeUnit::Ms),
+    ("_msec", TimeUnit::Ms),
+    ("_millis", TimeUnit::Ms),
+    ("_milliseconds", TimeUnit::Ms),
+    ("_us", TimeUnit::Us),
+    ("_usec", TimeUnit::Us),
+    ("_micros", TimeUnit::Us),
+    ("_ns", TimeUnit::Ns),
+    ("_nanos", TimeUnit::Ns),
+    ("_s", TimeUnit::S),
+    ("_sec", TimeUnit::S),
+    ("_secs", TimeUnit::S),
+    ("_seconds", TimeUnit::S),
+];
+
+/// Understands one header: the user's mapping first, then the aliases (with a unit suffix).
+///
+/// # Example
+/// ```
+/// use slo_core::ingest::fields::{resolve, Field, TimeUnit};
+/// let r = resolve("time_to_first_token_s", &Default::default(), TimeUnit::Ms).unwrap();
+/// assert_eq!((r.field, r.unit), (Field::Ttft, TimeUnit::S));
+/// let r = resolve("latency", &Default::default(), TimeUnit::Ms).unwrap();
+/// assert_eq!((r.field, r.unit, r.unit_stated), (Field::E2e, TimeUnit::Ms, false));
+/// assert!(resolve("banana", &Default::default(), TimeUnit::Ms).is_none());
+/// ```
+pub fn resolve(
+    header: &str,
+    mapping: &super::ColumnMapping,
+    default_unit: TimeUnit,
+) -> Option<Resolved> {
+    let norm = normalise(header);
+    if let Some(m) = mapping
+        .columns
+        .iter()
+        .find(|m| normalise(&m.header) == norm)
+    {
+        let (_, suffix_unit) = split_unit(&norm);
+        let unit = m.unit.or(suffix_unit);
+        return Some(Resolved {
+            field: m.field.clone(),
+            unit: unit.unwrap_or(default_unit),
+            unit_stated: unit.is_some(),
+            name: if m.field == Field::Label {
+                norm.clone()
+            } else {
+                m.field.name().to_string()
+            },
+        });
+    }
+    let lookup = |name: &str| {
+        ALIASES
+            .iter()
+            .find(|(_, names)| names.contains(&name))
+            .map(|(f, _)| f.clone())
+    };
+    if let Some(field) = lookup(&norm) {
+        return Some(Resolved {
+            name: if field == Field::Label {
+                norm.clone()
+            } else {
+                field.name().to_string()
+            },
+            field,
+            unit: default_unit,
+            unit_stated: false,
+        });
+    }
+    let (stem, unit) = split_unit(&norm);
+    let unit = unit?;
+    let field = lookup(stem)?;
+    if !(field.is_duration() || field.is_timestamp()) {
+        return None;
+    }
+    Some(Resolved {
+        name: field.name().to_string(),
+        field,
+        unit,
+        unit_stated: true,
+    })
+}
+
+fn split_unit(norm: &str) -> (&str, Option<TimeUnit>) {
+    for (suffix, unit) in SUFFIXES {
+        if let Some(stem) = norm.strip_suffix(suffix) {
+            if !stem.is_empty() {
+                return (stem, Some(*unit));
+            }
+        }
+    }
+    (norm, None)
+}
+
+/// Parses a number cell. Empty is `Ok(None)`.
+pub fn number(text: &str) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("null") || t.eq_ignore_ascii_case("none") || t == "-"
+    {
+        return Ok(None);
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v.is_nan() => Err(format!("{t:?} is not a number (NaN)")),
+        Ok(v) if v.is_infinite() => Err(format!("{t:?} is infinite")),
+        Ok(v) => Ok(Some(v)),
+        Err(_) => Err(format!("{t:?} is not a number")),
+    }
+}
+
+/// A duration in ms, checked: finite, not negative.
+pub fn duration_ms(value: f64, unit: TimeUnit) -> Result<f64, String> {
+    if value < 0.0 {
+        return Err(format!("{value} is negative: a latency cannot be"));
+    }
+    Ok(value * unit.to_ms())
+}
+
+/// A token count: a whole, non-negative number.
+pub fn token_count(value: f64) -> Result<f64, String> {
+    if value < 0.0 {
+        Err(format!("{value} is negative: a token count cannot be"))
+    } else if value.fract() != 0.0 {
+        Err(format!("{value} is not a whole number of tokens"))
+    } else {
+        Ok(value)
+    }
+}
+
+/// A timestamp in seconds: a number (epoch seconds, or epoch ms/us/ns told apart by size) or
+/// an RFC 3339 date-time ("2026-11-01T12:00:00.250Z").
+pub fn timestamp_s(text: &str, unit: Option<TimeUnit>) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    if let Ok(v) = t.parse::<f64>() {
+        if !v.is_finite() {
+            return Err(format!("{t:?} is not a finite timestamp"));
+        }
+        let unit = unit.unwrap_or(if v > 1e17 {
+            TimeUnit::Ns
+        } else if v > 1e14 {
+            TimeUnit::Us
+        } else if v > 1e11 {
+            TimeUnit::Ms
+        } else {
+            TimeUnit::S
+        });
+        return Ok(Some(v * unit.to_ms() / 1000.0));
+    }
+    rfc3339_s(t).map(Some).ok_or_else(|| {
+        format!("{t:?} is not a timestamp (expected epoch seconds or 2026-11-01T12:00:00Z)")
+    })
+}
+
+/// Seconds since 1970 of an RFC 3339 / ISO 8601 date-time; a missing offset means UTC.
+fn rfc3339_s(t: &str) -> Option<f64> {
+    let t = t.replace(' ', "T");
+    let (date, rest) = t.split_once('T')?;
+    let mut d = date.split('-');
+    let (y, m, day): (i64, i64, i64) = (
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+        d.next()?.parse().ok()?,
+    );
+    if !(1..=12).contains(&m) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (time, offset_s) =
+        if let Some(stripped) = rest.strip_suffix('Z').or_else(|| rest.strip_suffix('z')) {
+            (stripped.to_string(), 0.0)
+        } else if let Some(pos) = rest.rfind(['+', '-']).filter(|&p| p >= 5) {
+            let (time, off) = rest.split_at(pos);
+            let sign = if off.starts_with('-') { -1.0 } else { 1.0 };
+            let mut hm = off.get(1..)?.split(':');
+            let h: f64 = hm.next()?.parse().ok()?;
+            let mi: f64 = hm.next().unwrap_or("0").parse().ok()?;
+            (time.to_string(), sign * (h * 3600.0 + mi * 60.0))
+        } else {
+            (rest.to_string(), 0.0)
+        };
+    let mut parts = time.split(':');
+    let h: f64 = parts.next()?.parse().ok()?;
+    let mi: f64 = parts.next()?.parse().ok()?;
+    let s: f64 = parts.next().unwrap_or("0").parse().ok()?;
+    // Days from civil (Howard Hinnant's algorithm).
+    let y2 = if m <= 2 { y - 1 } else { y };
+    let era = if y2 >= 0 { y2 } else { y2 - 399 } / 400;
+    let yoe = y2 - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days as f64 * 86_400.0 + h * 3600.0 + mi * 60.0 + s - offset_s)
+}
+
+/// Parses a list of gaps from one cell: `[1.5, 2]`, `1.5;2`, `1.5|2` or `1.5 2`.
+pub fn gap_list(text: &str, unit: TimeUnit) -> Result<Option<Vec<f64>>, String> {
+    let t = text
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    let sep: &[char] = if t.contains(';') {
+        &[';']
+    } else if t.contains('|') {
+        &['|']
+    } else if t.contains(',') {
+        &[',']
+    } else {
+        &[' ', '\t']
+    };
+    let mut out = Vec::new();
+    for (k, part) in t
+        .split(sep)
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .enumerate()
+    {
+        let v = number(part)
+            .map_err(|e| format!("gap {} of the list: {e}", k + 1))?
+            .ok_or_else(|| format!("gap {} of the list is empty", k + 1))?;
+        out.push(duration_ms(v, unit).map_err(|e| format!("gap {} of the list: {e}", k + 1))?);
+    }
+    Ok(Some(out))
+}
+
+/// Checks a finished row: E2E not below TTFT. Returns the reason when the row must be rejected.
+pub fn check_row(row: &Row) -> Result<(), String> {
+    if let (Some(t), Some(e)) = (row.ttft_ms, row.e2e_ms) {
+        if row.status == Status::Ok && e < t {
+            return Err(format!("E2E ({e} ms) is below TTFT ({t} ms): a request cannot finish before its first token"));
+        }
+    }
+    Ok(())
+}
+
+/// Writes `value` (already parsed as text) into `row` as field `r`. Errors are reasons, without location.
+pub fn set_text(row: &mut Row, r: &Resolved, text: &str) -> Result<(), String> {
+    match r.field {
+        Field::Id => {
+            let t = text.trim();
+            if !t.is_empty() {
+                row.id = Some(t.to_string());
+            }
+        }
+        Field::InputTokens => row.input_tokens = number(text)?.map(token_count).transpose()?,
+        Field::OutputTokens => row.output_tokens = number(text)?.map(token_count).transpose()?,
+        Field::Ttft => row.ttft_ms = number(text)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        Field::E2e => row.e2e_ms = number(text)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        Field::Queue => row.queue_ms = number(text)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        Field::Itl => row.itl_ms = gap_list(text, r.unit)?,
+        Field::Start => row.start_s = timestamp_s(text, r.unit_stated.then_some(r.unit))?,
+        Field::End => row.end_s = timestamp_s(text, r.unit_stated.then_some(r.unit))?,
+        Field::Status => {
+            let t = text.trim();
+            row.status = Status::parse(t).ok_or_else(|| {
+                format!("{t:?} is not a status (expected ok, error, timeout or cancelled, or an HTTP code)")
+            })?;
+        }
+        Field::Error => {
+            let t = text.trim();
+            if !t.is_empty() {
+                row.error = Some(t.to_string());
+            }
+        }
+        Field::Label => row.labels.push((r.name.clone(), text.trim().to_string())),
+        Field::Ignore => {}
+    }
+    Ok(())
+}
+
+/// After all cells: a row with an error text but no status is an error.
+pub fn finish_row(row: &mut Row, has_status_column: bool) {
+    if !has_status_column && row.error.is_some() {
+        row.status = Status::Error;
+    }
+}
+
+/// Warns when a millisecond column looks like it holds seconds (median below 1).
+pub fn seconds_in_ms_warning(header: &str, values: &mut [f64], unit: TimeUnit) -> Option<String> {
+    if unit != TimeUnit::Ms || values.len() < 3 {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let median = values.get(values.len() / 2).copied()?;
+    (median > 0.0 && median < 1.0).then(|| {
+        format!(
+            "column \"{header}\" is read as milliseconds but its median is {median}: are these seconds? If so, map it with unit s (or rename it {}_s)",
+            header.trim_end_matches("_ms")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(header: &str, want: Option<(Field, TimeUnit)>) {
+        let got =
+            resolve(header, &ColumnMapping::default(), TimeUnit::Ms).map(|r| (r.field, r.unit));
+        assert_eq!(got, want, "{header}");
+    }
+
+    #[test]
+    fn header_aliases_and_units() {
+        check("ttft_ms", Some((Field::Ttft, TimeUnit::Ms)));
+        check("TTFT (ms)", None);
+        check("time_to_first_token", Some((Field::Ttft, TimeUnit::Ms)));
+        check("time_to_first_token_s", Some((Field::Ttft, TimeUnit::S)));
+        check("latency_ms", Some((Field::E2e, TimeUnit::Ms)));
+        check("e2e_latency_us", Some((Field::E2e, TimeUnit::Us)));
+        check("queue_time_ns", Some((Field::Queue, TimeUnit::Ns)));
+        check("prompt_tokens", Some((Field::InputTokens, TimeUnit::Ms)));
+        check(
+            "completion_tokens",
+            Some((Field::OutputTokens, TimeUnit::Ms)),
+        );
+        check("Request-ID", Some((Field::Id, TimeUnit::Ms)));
+        check("class", Some((Field::Label, TimeUnit::Ms)));
+        check("itl_ms", Some((Field::Itl, TimeUnit::Ms)));
+        check("prompt_tokens_s", None);
+    }
+
+    #[test]
+    fn mapping_overrides_aliases() {
+        let mapping = ColumnMapping {
+            columns: vec![MappedColumn {
+                header: "first byte".into(),
+                field: Field::Ttft,
+                unit: Some(TimeUnit::S),
+            }],
+        };
+        let r = resolve("First Byte", &mapping, TimeUnit::Ms).expect("mapped");
+        assert_eq!(
+            (r.field, r.unit, r.unit_stated),
+            (Field::Ttft, TimeUnit::S, true)
+        );
+    }
+
+    #[test]
+    fn cells() {
+        assert_eq!(number(" 12.5 "), Ok(Some(12.5)));
+        assert_eq!(number(""), Ok(None));
+        assert!(number("NaN").unwrap_err().contains("NaN"));
+        assert!(number("inf").unwrap_err().contains("infinite"));
+        assert!(token_count(1.5).unwrap_err().contains("whole"));
+        assert!(duration_ms(-1.0, TimeUnit::Ms)
+            .unwrap_err()
+            .contains("negative"));
+        assert_eq!(
+            gap_list("[1, 2.5]", TimeUnit::S),
+            Ok(Some(vec![1000.0, 2500.0]))
+        );
+        assert_eq!(
+            gap_list("1;2;3", TimeUnit::Ms),
+            Ok(Some(vec![1.0, 2.0, 3.0]))
+        );
+        assert!(gap_list("1;x", TimeUnit::Ms).unwrap_err().contains("gap 2"));
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(
+            timestamp_s("2026-11-01T00:00:00Z", None),
+            Ok(Some(1_793_491_200.0))
+        );
+        assert_eq!(
+            timestamp_s("2026-11-01T01:00:00+01:00", None),
+            Ok(Some(1_793_491_200.0))
+        );
+        assert_eq!(
+            timestamp_s("1793491200000", None),
+            Ok(Some(1_793_491_200.0))
+        );
+        assert_eq!(timestamp_s("12.5", None), Ok(Some(12.5)));
+        assert!(timestamp_s("yesterday", None).is_err());
+    }
+}

@@ -1,0 +1,17 @@
+//! slo-core: the SLO Workbench engine.
+//!
+//! Text or bytes in, plain structs out. No IO, no web, no globals: the app, the CLI and the JS
+//! API are thin layers over these functions, so every number is computed here, once.
+//!
+//! - [`table`]: the columnar request table every parser produces.
+//! - [`ingest`]: parsers for request logs and benchmark result files.
+//! - [`spec`]: the SLO definition (classes, buckets, targets, policies).
+//! - [`evaluate`]: joint attainment, percentiles, goodput, failure decomposition.
+//! - [`quantile`], [`stats`]: percentile methods and intervals.
+
+pub mod evaluate;
+pub mod ingest;
+pub mod quantile;
+pub mod spec;
+pub mod stats;
+pub mod table;

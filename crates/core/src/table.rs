@@ -1,0 +1,412 @@
+//! The request table: every parsed request log ends up here, column by column.
+//!
+//! Columns are plain vectors (struct of arrays) so that evaluating a million requests is a few
+//! linear passes over `f64` slices. A numeric cell that the log did not have is `f64::NAN`;
+//! parsers reject NaN in input, so NaN here always means "absent". Read cells through the
+//! accessors ([`RequestTable::ttft_ms`] and friends), which turn NaN into `None`.
+
+use serde::{Deserialize, Serialize};
+
+/// How a request ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Completed: the full response was streamed.
+    #[default]
+    Ok,
+    /// The server or the client reported an error. Counts as attempted and bad.
+    Error,
+    /// The request ran out of time. Counts as attempted and bad.
+    Timeout,
+    /// The client gave up. Excluded unless it waited past the TTFT target (see `evaluate`).
+    Cancelled,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Error => "error",
+            Status::Timeout => "timeout",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    /// Reads a status cell. Empty means ok; common spellings of each state are accepted.
+    pub fn parse(text: &str) -> Option<Status> {
+        let t = text.trim();
+        let lower = t.to_ascii_lowercase();
+        Some(match lower.as_str() {
+            "" | "ok" | "success" | "succeeded" | "completed" | "complete" | "200" | "true" => {
+                Status::Ok
+            }
+            "error" | "err" | "failed" | "failure" | "fail" | "false" => Status::Error,
+            "timeout" | "timed_out" | "timed out" | "deadline_exceeded" | "504" | "408" => {
+                Status::Timeout
+            }
+            "cancelled" | "canceled" | "aborted" | "abort" | "client_cancelled" | "499" => {
+                Status::Cancelled
+            }
+            _ => {
+                if let Ok(code) = lower.parse::<u16>() {
+                    if (200..300).contains(&code) {
+                        Status::Ok
+                    } else {
+                        Status::Error
+                    }
+                } else {
+                    return None;
+                }
+            }
+        })
+    }
+}
+
+/// A text column kept for class assignment (for example `class`, `model`, `tenant`), dictionary-encoded.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LabelColumn {
+    /// Canonical (lower-case) column name.
+    pub name: String,
+    /// Distinct values, in order of first appearance. Code `values.len()` never occurs.
+    pub values: Vec<String>,
+    /// One code per request; `u32::MAX` when the cell was empty.
+    pub codes: Vec<u32>,
+}
+
+impl LabelColumn {
+    pub const EMPTY: u32 = u32::MAX;
+
+    pub fn new(name: &str) -> LabelColumn {
+        LabelColumn {
+            name: name.to_string(),
+            values: Vec::new(),
+            codes: Vec::new(),
+        }
+    }
+
+    /// Appends one cell, interning its value.
+    pub fn push(&mut self, value: &str) {
+        let value = value.trim();
+        if value.is_empty() {
+            self.codes.push(Self::EMPTY);
+            return;
+        }
+        let code = match self.values.iter().position(|v| v == value) {
+            Some(code) => code,
+            None => {
+                self.values.push(value.to_string());
+                self.values.len() - 1
+            }
+        };
+        self.codes.push(code as u32);
+    }
+
+    /// The value of request `row`, if the cell was not empty.
+    pub fn get(&self, row: usize) -> Option<&str> {
+        let code = *self.codes.get(row)?;
+        self.values.get(code as usize).map(String::as_str)
+    }
+}
+
+/// Inter-token gaps of every request, stored ragged: request `i` owns
+/// `gaps_ms[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Gaps {
+    pub offsets: Vec<usize>,
+    pub gaps_ms: Vec<f64>,
+}
+
+impl Default for Gaps {
+    fn default() -> Self {
+        Gaps {
+            offsets: vec![0],
+            gaps_ms: Vec::new(),
+        }
+    }
+}
+
+impl Gaps {
+    /// The gaps of request `row` (empty when the log had none).
+    pub fn of(&self, row: usize) -> &[f64] {
+        match (self.offsets.get(row), self.offsets.get(row + 1)) {
+            (Some(&a), Some(&b)) if a <= b => self.gaps_ms.get(a..b).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// One row as a parser hands it over, before it is appended to the table.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row {
+    pub id: Option<String>,
+    pub status: Status,
+    pub error: Option<String>,
+    pub input_tokens: Option<f64>,
+    pub output_tokens: Option<f64>,
+    pub ttft_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+    pub queue_ms: Option<f64>,
+    pub start_s: Option<f64>,
+    pub end_s: Option<f64>,
+    pub itl_ms: Option<Vec<f64>>,
+    /// (column name, value) pairs for label columns such as `class`.
+    pub labels: Vec<(String, String)>,
+}
+
+/// Parsed requests, column by column. All columns have `len()` entries.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequestTable {
+    /// Request ids from the log, or `"<file>:<line>"` when the log has none.
+    pub id: Vec<String>,
+    /// Index into the list of sources (files) the request came from.
+    pub source: Vec<u32>,
+    /// 1-based line (or record number in a JSON array) in its source.
+    pub line: Vec<u32>,
+    pub status: Vec<Status>,
+    /// Error texts, sparse: (row, message), rows ascending.
+    pub errors: Vec<(usize, String)>,
+    pub input_tokens: Vec<f64>,
+    pub output_tokens: Vec<f64>,
+    pub ttft_ms: Vec<f64>,
+    pub e2e_ms: Vec<f64>,
+    pub queue_ms: Vec<f64>,
+    /// Request start, seconds on any clock shared by the whole log.
+    pub start_s: Vec<f64>,
+    pub end_s: Vec<f64>,
+    pub itl: Gaps,
+    pub labels: Vec<LabelColumn>,
+}
+
+fn cell(column: &[f64], row: usize) -> Option<f64> {
+    column.get(row).copied().filter(|v| !v.is_nan())
+}
+
+fn or_nan(v: Option<f64>) -> f64 {
+    v.unwrap_or(f64::NAN)
+}
+
+impl RequestTable {
+    pub fn len(&self) -> usize {
+        self.status.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.status.is_empty()
+    }
+
+    pub fn ttft_ms(&self, row: usize) -> Option<f64> {
+        cell(&self.ttft_ms, row)
+    }
+    pub fn e2e_ms(&self, row: usize) -> Option<f64> {
+        cell(&self.e2e_ms, row)
+    }
+    pub fn queue_ms(&self, row: usize) -> Option<f64> {
+        cell(&self.queue_ms, row)
+    }
+    pub fn input_tokens(&self, row: usize) -> Option<f64> {
+        cell(&self.input_tokens, row)
+    }
+    pub fn output_tokens(&self, row: usize) -> Option<f64> {
+        cell(&self.output_tokens, row)
+    }
+    pub fn start_s(&self, row: usize) -> Option<f64> {
+        cell(&self.start_s, row)
+    }
+    pub fn end_s(&self, row: usize) -> Option<f64> {
+        cell(&self.end_s, row)
+    }
+
+    /// The error text of `row`, if any.
+    pub fn error(&self, row: usize) -> Option<&str> {
+        self.errors
+            .binary_search_by_key(&row, |(r, _)| *r)
+            .ok()
+            .and_then(|k| self.errors.get(k))
+            .map(|(_, e)| e.as_str())
+    }
+
+    /// The label column with this canonical name.
+    pub fn label(&self, name: &str) -> Option<&LabelColumn> {
+        self.labels.iter().find(|c| c.name == name)
+    }
+
+    /// True when at least one request has a value in `column`.
+    pub fn has(column: &[f64]) -> bool {
+        column.iter().any(|v| !v.is_nan())
+    }
+
+    /// True when any request has inter-token gaps.
+    pub fn has_itl(&self) -> bool {
+        !self.itl.gaps_ms.is_empty()
+    }
+
+    /// Appends one row from source `source` at `line`.
+    pub fn push(&mut self, row: Row, source: u32, line: u32, source_name: &str) {
+        let index = self.len();
+        self.id
+            .push(row.id.unwrap_or_else(|| format!("{source_name}:{line}")));
+        self.source.push(source);
+        self.line.push(line);
+        self.status.push(row.status);
+        if let Some(e) = row.error.filter(|e| !e.is_empty()) {
+            self.errors.push((index, e));
+        }
+        self.input_tokens.push(or_nan(row.input_tokens));
+        self.output_tokens.push(or_nan(row.output_tokens));
+        self.ttft_ms.push(or_nan(row.ttft_ms));
+        self.e2e_ms.push(or_nan(row.e2e_ms));
+        self.queue_ms.push(or_nan(row.queue_ms));
+        self.start_s.push(or_nan(row.start_s));
+        self.end_s.push(or_nan(row.end_s));
+        if let Some(gaps) = row.itl_ms {
+            self.itl.gaps_ms.extend(gaps);
+        }
+        self.itl.offsets.push(self.itl.gaps_ms.len());
+        // Every label column gets a cell for this row, empty unless the row names it.
+        for (name, _) in &row.labels {
+            if self.label(name).is_none() {
+                let mut col = LabelColumn::new(name);
+                col.codes.resize(index, LabelColumn::EMPTY);
+                self.labels.push(col);
+            }
+        }
+        for col in &mut self.labels {
+            match row.labels.iter().find(|(n, _)| *n == col.name) {
+                Some((_, v)) => col.push(v),
+                None => col.codes.push(LabelColumn::EMPTY),
+            }
+        }
+    }
+
+    /// Appends every row of `other`, shifting its source indices by `source_offset`.
+    pub fn append(&mut self, other: RequestTable, source_offset: u32) {
+        let base = self.len();
+        let gap_base = self.itl.gaps_ms.len();
+        self.id.extend(other.id);
+        self.source
+            .extend(other.source.iter().map(|s| s + source_offset));
+        self.line.extend(other.line);
+        self.status.extend(other.status);
+        self.errors
+            .extend(other.errors.into_iter().map(|(r, e)| (r + base, e)));
+        self.input_tokens.extend(other.input_tokens);
+        self.output_tokens.extend(other.output_tokens);
+        self.ttft_ms.extend(other.ttft_ms);
+        self.e2e_ms.extend(other.e2e_ms);
+        self.queue_ms.extend(other.queue_ms);
+        self.start_s.extend(other.start_s);
+        self.end_s.extend(other.end_s);
+        self.itl.gaps_ms.extend(other.itl.gaps_ms);
+        self.itl
+            .offsets
+            .extend(other.itl.offsets.iter().skip(1).map(|o| o + gap_base));
+        let added = self.len() - base;
+        let mut names: Vec<String> = self.labels.iter().map(|c| c.name.clone()).collect();
+        for col in &other.labels {
+            if !names.contains(&col.name) {
+                names.push(col.name.clone());
+            }
+        }
+        for name in names {
+            let theirs = other.labels.iter().find(|c| c.name == name);
+            if self.label(&name).is_none() {
+                let mut col = LabelColumn::new(&name);
+                col.codes.resize(base, LabelColumn::EMPTY);
+                self.labels.push(col);
+            }
+            let Some(mine) = self.labels.iter_mut().find(|c| c.name == name) else {
+                continue;
+            };
+            for row in 0..added {
+                match theirs.and_then(|c| c.get(row)) {
+                    Some(v) => mine.push(v),
+                    None => mine.codes.push(LabelColumn::EMPTY),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(ttft: f64, class: &str) -> Row {
+        Row {
+            ttft_ms: Some(ttft),
+            labels: vec![("class".into(), class.into())],
+            itl_ms: Some(vec![1.0, 2.0]),
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn push_keeps_columns_aligned_and_absent_cells_none() {
+        let mut t = RequestTable::default();
+        t.push(row(10.0, "chat"), 0, 2, "a.csv");
+        t.push(
+            Row {
+                error: Some("boom".into()),
+                status: Status::Error,
+                ..Row::default()
+            },
+            0,
+            3,
+            "a.csv",
+        );
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.ttft_ms(0), Some(10.0));
+        assert_eq!(t.ttft_ms(1), None);
+        assert_eq!(t.id[1], "a.csv:3");
+        assert_eq!(t.error(1), Some("boom"));
+        assert_eq!(t.error(0), None);
+        assert_eq!(t.label("class").and_then(|c| c.get(0)), Some("chat"));
+        assert_eq!(t.label("class").and_then(|c| c.get(1)), None);
+        assert_eq!(t.itl.of(0), &[1.0, 2.0]);
+        assert_eq!(t.itl.of(1), &[] as &[f64]);
+        assert_eq!(t.itl.of(7), &[] as &[f64]);
+    }
+
+    #[test]
+    fn append_shifts_rows_sources_and_gap_offsets() {
+        let mut a = RequestTable::default();
+        a.push(row(1.0, "chat"), 0, 2, "a");
+        let mut b = RequestTable::default();
+        b.push(
+            Row {
+                status: Status::Error,
+                error: Some("x".into()),
+                ..Row::default()
+            },
+            0,
+            2,
+            "b",
+        );
+        b.push(row(3.0, "batch"), 0, 3, "b");
+        a.append(b, 1);
+        assert_eq!(a.len(), 3);
+        assert_eq!(a.source, vec![0, 1, 1]);
+        assert_eq!(a.error(1), Some("x"));
+        assert_eq!(a.itl.of(2), &[1.0, 2.0]);
+        let class = a.label("class").expect("class column");
+        assert_eq!(class.codes.len(), 3);
+        assert_eq!(class.get(2), Some("batch"));
+        assert_eq!(class.get(1), None);
+    }
+
+    #[test]
+    fn status_spellings() {
+        for (text, want) in [
+            ("", Some(Status::Ok)),
+            ("OK", Some(Status::Ok)),
+            ("204", Some(Status::Ok)),
+            ("500", Some(Status::Error)),
+            ("timeout", Some(Status::Timeout)),
+            ("canceled", Some(Status::Cancelled)),
+            ("499", Some(Status::Cancelled)),
+            ("banana", None),
+        ] {
+            assert_eq!(Status::parse(text), want, "{text:?}");
+        }
+    }
+}
