@@ -96,5 +96,5 @@ pub struct TargetFlags {
 
 /// Merges loaded files into one table.
 pub fn combine(files: &[Loaded]) -> RequestTable {
-    ingest::combine(files)
+    ingest::combine(&files.iter().collect::<Vec<_>>())
 }

@@ -99,7 +99,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
     };
     let files = input::load_files(&args.files, &options)?;
     let table = input::combine(&files);
-    let duration = ingest::run_duration(&files, &table, args.duration_s);
+    let duration = ingest::run_duration(&files.iter().collect::<Vec<_>>(), &table, args.duration_s);
     let prepared = prepare(&table, &spec);
     let report = evaluate(&table, &prepared, &spec, &duration);
     let mut warnings: Vec<String> = files

@@ -68,6 +68,7 @@ pub struct IndicatorJson {
 pub struct PercentileJson {
     pub value: Option<f64>,
     pub linear: Option<f64>,
+    pub nearest: Option<f64>,
     pub nearest_rank: Option<f64>,
     pub ci95: Option<[f64; 2]>,
     pub pass: Option<bool>,
@@ -126,6 +127,7 @@ fn indicator_json(r: &IndicatorReport) -> IndicatorJson {
                 PercentileJson {
                     value: p.value,
                     linear: p.linear,
+                    nearest: p.nearest,
                     nearest_rank: p.nearest_rank,
                     ci95: pair(p.ci95),
                     pass: v.pass,

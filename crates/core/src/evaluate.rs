@@ -59,6 +59,8 @@ pub struct PercentileValue {
     pub value: Option<f64>,
     /// numpy 'linear' (Hyndman & Fan type 7).
     pub linear: Option<f64>,
+    /// numpy 'nearest' (the order statistic nearest the linear position, ties to even).
+    pub nearest: Option<f64>,
     /// The smallest value with at least q % of values at or below it.
     pub nearest_rank: Option<f64>,
     /// Distribution-free 95 % interval (binomial order statistics).
@@ -298,6 +300,7 @@ fn indicator_stats(
             q,
             value: percentile_sorted(sorted, q, method),
             linear: percentile_sorted(sorted, q, Method::Linear),
+            nearest: percentile_sorted(sorted, q, Method::Nearest),
             nearest_rank: percentile_sorted(sorted, q, Method::NearestRank),
             ci95: percentile_ci95(sorted, q),
         })

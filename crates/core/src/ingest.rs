@@ -377,7 +377,10 @@ pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
 }
 
 /// Several loaded files as one table; each file becomes one source.
-pub fn combine(files: &[Loaded]) -> RequestTable {
+pub fn combine(files: &[&Loaded]) -> RequestTable {
+    if let [one] = files {
+        return one.table.clone();
+    }
     let mut table = RequestTable::default();
     for (k, f) in files.iter().enumerate() {
         table.append(f.table.clone(), k as u32);
@@ -391,7 +394,7 @@ pub fn combine(files: &[Loaded]) -> RequestTable {
 /// # Edge cases
 /// Several files without timestamps: unknown (they may be replicas running at once or runs one
 /// after another; adding their durations would be a guess).
-pub fn run_duration(files: &[Loaded], table: &RequestTable, typed_s: Option<f64>) -> Duration {
+pub fn run_duration(files: &[&Loaded], table: &RequestTable, typed_s: Option<f64>) -> Duration {
     if let Some(s) = typed_s.filter(|s| s.is_finite() && *s > 0.0) {
         return Duration::known(s, "given by the user");
     }

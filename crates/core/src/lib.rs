@@ -9,9 +9,15 @@
 //! - [`evaluate`]: joint attainment, percentiles, goodput, failure decomposition.
 //! - [`quantile`], [`stats`]: percentile methods and intervals.
 
+pub mod budget;
+pub mod document;
 pub mod evaluate;
+pub mod export;
 pub mod ingest;
+pub mod presets;
+pub mod prometheus;
 pub mod quantile;
 pub mod spec;
 pub mod stats;
+pub mod sweep;
 pub mod table;

@@ -617,8 +617,75 @@ impl Spec {
     }
 }
 
+/// The URL-fragment key of a share link: `#spec=<percent-encoded compact JSON>`.
+pub const SHARE_KEY: &str = "spec=";
+
+/// A share link's fragment (without `#`) carrying the spec, never the data.
+///
+/// # Formula
+/// `spec=` + the compact JSON with every byte outside `A-Z a-z 0-9 - _ . ~` percent-encoded.
+/// # Example
+/// ```
+/// use slo_core::spec::{from_share_fragment, to_share_fragment, Spec};
+/// let spec = Spec::default();
+/// let fragment = to_share_fragment(&spec);
+/// assert!(fragment.starts_with("spec=%7B%22version%22%3A1"));
+/// assert_eq!(from_share_fragment(&fragment), Ok(spec));
+/// ```
+pub fn to_share_fragment(spec: &Spec) -> String {
+    let json = serde_json::to_string(spec).unwrap_or_default();
+    let mut out = String::from(SHARE_KEY);
+    for b in json.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Reads a share link's fragment (with or without `#`).
+///
+/// # Edge cases
+/// A fragment without `spec=`, bad percent-encoding, bad UTF-8 or an invalid spec: the problems,
+/// never a panic.
+pub fn from_share_fragment(fragment: &str) -> Result<Spec, Vec<SpecError>> {
+    let fail = |message: &str| {
+        vec![SpecError {
+            path: "link".into(),
+            message: message.into(),
+        }]
+    };
+    let body = fragment.trim_start_matches('#');
+    let encoded = body
+        .split('&')
+        .find_map(|part| part.strip_prefix(SHARE_KEY))
+        .ok_or_else(|| fail("the link carries no spec"))?;
+    let bytes = encoded.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut k = 0;
+    while let Some(&b) = bytes.get(k) {
+        if b == b'%' {
+            let hex = bytes
+                .get(k + 1..k + 3)
+                .and_then(|h| std::str::from_utf8(h).ok());
+            let value = hex
+                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                .ok_or_else(|| fail("the link is damaged (bad %-escape)"))?;
+            out.push(value);
+            k += 3;
+        } else {
+            out.push(b);
+            k += 1;
+        }
+    }
+    let text = String::from_utf8(out).map_err(|_| fail("the link is damaged (not UTF-8)"))?;
+    Spec::from_json(&text)
+}
+
 fn tokens(n: u64) -> String {
-    if n >= 1000 && n % 1000 == 0 {
+    if n >= 1000 && n.is_multiple_of(1000) {
         format!("{}k", n / 1000)
     } else {
         n.to_string()
@@ -708,6 +775,20 @@ mod tests {
             "3",
         );
         assert!(chat().validate().is_empty());
+    }
+
+    #[test]
+    fn share_fragments_round_trip_and_damage_is_reported() {
+        let mut spec = chat();
+        spec.service = "Chat <img src=x onerror=alert(1)> & co %".into();
+        let fragment = to_share_fragment(&spec);
+        assert_eq!(
+            from_share_fragment(&format!("#targets&{fragment}")),
+            Ok(spec)
+        );
+        for bad in ["", "#spec=%7", "#spec=%FF%FE", "#spec=%7B%7D", "#report"] {
+            assert!(from_share_fragment(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -128,7 +128,7 @@ pub fn two_proportion_test(s1: u64, n1: u64, s2: u64, n2: u64) -> Option<TwoProp
     let p2 = s2 as f64 / n2f;
     let pooled = (s1 as f64 + s2 as f64) / (n1f + n2f);
     let variance = pooled * (1.0 - pooled) * (1.0 / n1f + 1.0 / n2f);
-    if !(variance > 0.0) {
+    if variance.is_nan() || variance <= 0.0 {
         return None;
     }
     let diff = p2 - p1;
@@ -565,6 +565,22 @@ mod tests {
             }
             assert_eq!(prev, 1.0);
         }
+    }
+
+    #[test]
+    fn binomial_cdf_for_very_large_n() {
+        // scipy.stats.binom.cdf(k, n, p). n·p·(1-p) = 9e7 is still summed exactly; 2.5e8 uses the
+        // continuity-corrected normal approximation, documented as accurate to < 1e-5 there.
+        fn check(k: u64, n: u64, p: f64, want: f64, tolerance: f64) {
+            let got = binomial_cdf(k, n, p);
+            assert!(
+                (got - want).abs() <= tolerance,
+                "binomial_cdf({k}, {n}, {p}) = {got}, want {want}"
+            );
+        }
+        check(100_010_000, 1_000_000_000, 0.1, 0.8540914331952238, 1e-12);
+        check(499_999_999, 1_000_000_000, 0.5, 0.49998738433739354, 1e-7);
+        check(500_050_000, 1_000_000_000, 0.5, 0.9992173838767915, 1e-7);
     }
 
     #[test]

@@ -1,0 +1,95 @@
+//! Evaluating 1,000,000 requests in 3 classes × 3 buckets, 4 indicators, 6 percentiles.
+//!
+//! `reevaluate` is what a target change costs (the grouping and percentiles are prepared once);
+//! `prepare` is what a new file or a new grouping costs. Target (issue 3): re-evaluation <= 50 ms.
+
+use criterion::{black_box, criterion_group, criterion_main, Criterion};
+use slo_core::evaluate::{evaluate, prepare, Duration};
+use slo_core::spec::{ClassRule, ClassSpec, Spec, Targets, TtftTarget};
+use slo_core::table::{RequestTable, Row, Status};
+
+/// A deterministic synthetic log: heavy tails, 0/1-token outputs, a few failures.
+pub fn synthetic(n: usize) -> RequestTable {
+    let mut t = RequestTable::default();
+    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        (x >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let classes = ["chat", "code", "batch"];
+    for i in 0..n {
+        let u = next();
+        let input = (50.0 + 30_000.0 * next().powi(3)).round();
+        let output = (next() * 600.0).floor();
+        let ttft = 80.0 + input * 0.02 + 200.0 * (-(1.0 - u).ln());
+        let tpot = 25.0 + 30.0 * next().powi(4);
+        let status = if next() < 0.005 {
+            Status::Error
+        } else {
+            Status::Ok
+        };
+        let row = Row {
+            status,
+            input_tokens: Some(input),
+            output_tokens: Some(output),
+            ttft_ms: Some(ttft),
+            e2e_ms: Some(ttft + tpot * (output - 1.0).max(0.0)),
+            labels: vec![("class".to_string(), classes[i % 3].to_string())],
+            ..Row::default()
+        };
+        t.push(row, 0, i as u32 + 2, "synthetic");
+    }
+    t
+}
+
+pub fn spec(ttft_ms: f64) -> Spec {
+    let targets = Targets {
+        ttft: Some(TtftTarget::Fixed { ms: ttft_ms }),
+        tpot_ms: Some(50.0),
+        e2e_ms: Some(30_000.0),
+        itl_ms: None,
+        queue_ms: None,
+    };
+    let mut spec = Spec::single(targets);
+    spec.bucket_edges = vec![2000, 16000];
+    spec.percentiles = vec![50.0, 75.0, 90.0, 95.0, 99.0, 99.9];
+    spec.classes = ["chat", "code", "batch"]
+        .iter()
+        .map(|c| ClassSpec {
+            name: c.to_string(),
+            description: String::new(),
+            rule: ClassRule::Equals {
+                column: "class".to_string(),
+                value: c.to_string(),
+            },
+            targets: vec![targets; 3],
+        })
+        .collect();
+    spec
+}
+
+fn bench(c: &mut Criterion) {
+    let table = synthetic(1_000_000);
+    let duration = Duration::known(3600.0, "bench");
+    let base = spec(500.0);
+    let prepared = prepare(&table, &base);
+    let mut group = c.benchmark_group("1M requests");
+    group.sample_size(10);
+    let mut ttft = 400.0;
+    group.bench_function("reevaluate after a target change", |b| {
+        b.iter(|| {
+            ttft = if ttft > 900.0 { 400.0 } else { ttft + 1.0 };
+            let s = spec(ttft);
+            black_box(evaluate(&table, &prepared, &s, &duration))
+        })
+    });
+    group.bench_function("prepare (grouping, percentiles)", |b| {
+        b.iter(|| black_box(prepare(&table, &base)))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,393 @@
+//! The engine against hand calculations: the guide's worked example and table-driven edge cases.
+
+use slo_core::evaluate::{judge, prepare, report, Duration, Outcome, Report};
+use slo_core::ingest::{parse, IngestOptions};
+use slo_core::quantile::Method;
+use slo_core::spec::{ClassRule, ClassSpec, Indicator, Spec, Targets, TtftTarget};
+use slo_core::table::{RequestTable, Row, Status};
+
+const WORKED: &str = include_str!("fixtures/worked_example.csv");
+
+fn close(got: Option<f64>, want: f64) -> bool {
+    got.is_some_and(|g| (g - want).abs() <= 1e-9 * want.abs().max(1.0))
+}
+
+fn chat_targets() -> Targets {
+    Targets {
+        ttft: Some(TtftTarget::Fixed { ms: 500.0 }),
+        tpot_ms: Some(50.0),
+        ..Targets::default()
+    }
+}
+
+fn worked(method: Method) -> Report {
+    let loaded = parse(
+        "worked_example.csv",
+        WORKED.as_bytes(),
+        &IngestOptions::default(),
+    );
+    let mut spec = Spec::single(chat_targets());
+    spec.percentiles = vec![90.0];
+    spec.method = method;
+    report(&loaded.table, &spec, &Duration::unknown("not needed"))
+}
+
+fn pct(r: &Report, ind: Indicator) -> &slo_core::evaluate::PercentileValue {
+    &r.overall
+        .indicators
+        .iter()
+        .find(|i| i.indicator == ind)
+        .expect("indicator")
+        .stats
+        .percentiles[0]
+}
+
+#[test]
+fn worked_example_matches_the_guide() {
+    let r = worked(Method::Linear);
+    let o = &r.overall;
+    assert_eq!((o.attempted, o.good), (10, 8));
+    assert_eq!(o.attainment, Some(0.8));
+    // Hand calculation: sorted TTFT 180 220 240 260 300 310 350 390 410 640; linear p90 sits at
+    // index 8.1: 410 + 0.1 * (640 - 410) = 433. TPOT = (E2E - TTFT) / 100 per request; sorted
+    // 38.3 ... 49.3 66: 49.3 + 0.1 * (66 - 49.3) = 50.97.
+    let ttft = pct(&r, Indicator::Ttft);
+    assert!(close(ttft.linear, 433.0), "{:?}", ttft.linear);
+    assert!(close(ttft.nearest, 410.0));
+    assert!(close(ttft.nearest_rank, 410.0));
+    let tpot = pct(&r, Indicator::Tpot);
+    assert!(close(tpot.linear, 50.97), "{:?}", tpot.linear);
+    assert!(close(tpot.nearest, 49.3));
+    // Requests 5 and 6 fail different targets.
+    let failing: Vec<(String, Vec<Indicator>)> = r
+        .failing
+        .iter()
+        .map(|f| (f.id.clone(), f.missed.clone()))
+        .collect();
+    assert_eq!(
+        failing,
+        vec![
+            ("5".to_string(), vec![Indicator::Ttft]),
+            ("6".to_string(), vec![Indicator::Tpot])
+        ]
+    );
+    let labels: Vec<(&str, u64)> = o
+        .failures
+        .iter()
+        .map(|f| (f.label.as_str(), f.count))
+        .collect();
+    assert_eq!(labels, vec![("TPOT only", 1), ("TTFT only", 1)]);
+    // By linear, TPOT p90 fails and the verdict flips with the method.
+    let tpot_report = o
+        .indicators
+        .iter()
+        .find(|i| i.indicator == Indicator::Tpot)
+        .expect("tpot");
+    assert_eq!(tpot_report.verdicts[0].pass, Some(false));
+    assert!(tpot_report.verdicts[0].flipped);
+}
+
+#[test]
+fn nearest_rank_makes_both_p90s_pass_and_the_report_says_joint_is_lower() {
+    let r = worked(Method::NearestRank);
+    assert_eq!(
+        r.overall.notes,
+        vec![
+            "p90 TTFT and p90 TPOT both pass, yet only 80 % of requests met every target at once"
+                .to_string()
+        ]
+    );
+}
+
+fn table(rows: &[Row]) -> RequestTable {
+    let mut t = RequestTable::default();
+    for (k, r) in rows.iter().enumerate() {
+        t.push(r.clone(), 0, k as u32 + 2, "t");
+    }
+    t
+}
+
+fn ok(ttft: f64, e2e: f64, tokens: f64) -> Row {
+    Row {
+        ttft_ms: Some(ttft),
+        e2e_ms: Some(e2e),
+        output_tokens: Some(tokens),
+        ..Row::default()
+    }
+}
+
+fn with(row: Row, status: Status) -> Row {
+    Row { status, ..row }
+}
+
+fn overall(rows: &[Row], targets: Targets) -> slo_core::evaluate::GroupReport {
+    let spec = Spec::single(targets);
+    report(&table(rows), &spec, &Duration::unknown("-")).overall
+}
+
+/// (case, rows, targets, want attempted, want good, want excluded)
+type Case = (&'static str, Vec<Row>, Targets, u64, u64, u64);
+
+#[test]
+fn edge_cases() {
+    let t = chat_targets();
+    let cases: Vec<Case> = vec![
+        ("one request", vec![ok(100.0, 600.0, 11.0)], t, 1, 1, 0),
+        (
+            "inclusive thresholds",
+            vec![ok(500.0, 1000.0, 11.0)],
+            t,
+            1,
+            1,
+            0,
+        ),
+        ("all equal", vec![ok(100.0, 600.0, 11.0); 5], t, 5, 5, 0),
+        (
+            "one output token passes TPOT",
+            vec![ok(100.0, 5000.0, 1.0)],
+            t,
+            1,
+            1,
+            0,
+        ),
+        (
+            "zero output tokens passes TPOT",
+            vec![ok(100.0, 100.0, 0.0)],
+            t,
+            1,
+            1,
+            0,
+        ),
+        (
+            "all failed",
+            vec![
+                with(Row::default(), Status::Error),
+                with(Row::default(), Status::Timeout),
+            ],
+            t,
+            2,
+            0,
+            0,
+        ),
+        (
+            "cancelled before the TTFT target is excluded",
+            vec![with(
+                Row {
+                    e2e_ms: Some(200.0),
+                    ..Row::default()
+                },
+                Status::Cancelled,
+            )],
+            t,
+            0,
+            0,
+            1,
+        ),
+        (
+            "cancelled after waiting past the TTFT target is a TTFT failure",
+            vec![with(
+                Row {
+                    e2e_ms: Some(800.0),
+                    ..Row::default()
+                },
+                Status::Cancelled,
+            )],
+            t,
+            1,
+            0,
+            0,
+        ),
+        (
+            "cancelled after a late first token is a TTFT failure",
+            vec![with(
+                Row {
+                    ttft_ms: Some(900.0),
+                    e2e_ms: Some(1000.0),
+                    ..Row::default()
+                },
+                Status::Cancelled,
+            )],
+            t,
+            1,
+            0,
+            0,
+        ),
+        (
+            "no targets: every completed request is good",
+            vec![ok(1e6, 2e6, 3.0)],
+            Targets::default(),
+            1,
+            1,
+            0,
+        ),
+        (
+            "missing TTFT with a TTFT target is bad",
+            vec![Row {
+                e2e_ms: Some(1.0),
+                ..Row::default()
+            }],
+            t,
+            1,
+            0,
+            0,
+        ),
+    ];
+    for (name, rows, targets, attempted, good, excluded) in cases {
+        let g = overall(&rows, targets);
+        assert_eq!(
+            (g.attempted, g.good, g.excluded),
+            (attempted, good, excluded),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn empty_sets_give_none_never_nan() {
+    let g = overall(&[], chat_targets());
+    assert_eq!(g.attainment, None);
+    assert_eq!(g.attainment_ci95, None);
+    assert!(g
+        .indicators
+        .iter()
+        .all(|i| i.stats.mean.is_none() && i.stats.percentiles.iter().all(|p| p.value.is_none())));
+    let all_failed = overall(&[with(Row::default(), Status::Error)], chat_targets());
+    assert_eq!(all_failed.attainment, Some(0.0));
+    assert_eq!(all_failed.attainment_of_completed, None);
+}
+
+#[test]
+fn failures_stay_in_the_denominator_and_vllm_convention_is_reported_beside() {
+    let g = overall(
+        &[
+            ok(100.0, 600.0, 11.0),
+            ok(100.0, 600.0, 11.0),
+            with(Row::default(), Status::Error),
+        ],
+        chat_targets(),
+    );
+    assert!(close(g.attainment, 2.0 / 3.0));
+    assert_eq!(g.attainment_of_completed, Some(1.0));
+    assert_eq!(g.failed, 1);
+}
+
+#[test]
+fn per_token_ttft_target() {
+    // base 200 ms + 0.1 ms per input token: 1000 tokens allow 300 ms, 5000 allow 700 ms.
+    let targets = Targets {
+        ttft: Some(TtftTarget::PerToken {
+            base_ms: 200.0,
+            per_token_ms: 0.1,
+        }),
+        ..Targets::default()
+    };
+    let rows = vec![
+        Row {
+            input_tokens: Some(1000.0),
+            ..ok(350.0, 400.0, 2.0)
+        },
+        Row {
+            input_tokens: Some(5000.0),
+            ..ok(650.0, 700.0, 2.0)
+        },
+    ];
+    let g = overall(&rows, targets);
+    assert_eq!(g.good, 1);
+    assert_eq!(g.binding, Some(Indicator::Ttft));
+}
+
+fn two_class_spec() -> Spec {
+    let mut spec = Spec::single(chat_targets());
+    spec.bucket_edges = vec![2000];
+    spec.classes = vec![
+        ClassSpec {
+            name: "chat".into(),
+            description: String::new(),
+            rule: ClassRule::Equals {
+                column: "class".into(),
+                value: "chat".into(),
+            },
+            targets: vec![
+                chat_targets(),
+                Targets {
+                    ttft: Some(TtftTarget::Fixed { ms: 2000.0 }),
+                    ..chat_targets()
+                },
+            ],
+        },
+        ClassSpec {
+            name: "batch".into(),
+            description: String::new(),
+            rule: ClassRule::Equals {
+                column: "class".into(),
+                value: "batch".into(),
+            },
+            targets: vec![
+                Targets {
+                    e2e_ms: Some(60_000.0),
+                    ..Targets::default()
+                };
+                2
+            ],
+        },
+        ClassSpec {
+            name: "other".into(),
+            description: String::new(),
+            rule: ClassRule::Default,
+            targets: vec![Targets::default(); 2],
+        },
+    ];
+    spec
+}
+
+#[test]
+fn classes_and_buckets_each_have_their_targets() {
+    let labelled = |class: &str, input: f64, row: Row| Row {
+        labels: vec![("class".into(), class.into())],
+        input_tokens: Some(input),
+        ..row
+    };
+    let rows = vec![
+        labelled("chat", 100.0, ok(400.0, 1400.0, 21.0)), // chat <2k: good
+        labelled("chat", 100.0, ok(900.0, 1900.0, 21.0)), // chat <2k: TTFT miss
+        labelled("chat", 5000.0, ok(900.0, 1900.0, 21.0)), // chat >=2k: 2000 ms allowed, good
+        labelled("batch", 5000.0, ok(9000.0, 70_000.0, 2.0)), // batch: E2E miss
+    ];
+    let spec = two_class_spec();
+    assert!(spec.validate().is_empty());
+    let r = report(&table(&rows), &spec, &Duration::known(4.0, "typed"));
+    let cell = |c: &str, b: &str| {
+        r.cells
+            .iter()
+            .find(|g| g.class.as_deref() == Some(c) && g.bucket.as_deref() == Some(b))
+            .expect("cell")
+    };
+    assert_eq!(cell("chat", "<2k").attainment, Some(0.5));
+    assert_eq!(cell("chat", "<2k").binding, Some(Indicator::Ttft));
+    assert_eq!(cell("chat", ">=2k").attainment, Some(1.0));
+    assert_eq!(cell("batch", ">=2k").binding, Some(Indicator::E2e));
+    // A class with no requests reports nothing, not zero.
+    assert_eq!(cell("other", "<2k").attempted, 0);
+    assert_eq!(cell("other", "<2k").attainment, None);
+    assert_eq!(r.overall.attempted, 4);
+    assert_eq!(r.overall.good, 2);
+    assert_eq!(r.overall.goodput_rps, Some(0.5));
+    assert_eq!(
+        r.classes.iter().map(|c| c.attempted).collect::<Vec<_>>(),
+        vec![3, 1, 0]
+    );
+}
+
+#[test]
+fn judge_marks_missing_data_apart_from_slow() {
+    let t = table(&[Row {
+        ttft_ms: Some(100.0),
+        e2e_ms: Some(900.0),
+        ..Row::default()
+    }]);
+    let spec = Spec::single(chat_targets());
+    let p = prepare(&t, &spec);
+    let v = judge(&t, &p, 0, &chat_targets(), spec.cancellations);
+    assert_eq!(v.outcome, Outcome::Missed);
+    assert_eq!(v.missing, Indicator::Tpot.bit());
+}

@@ -1,0 +1,133 @@
+//! The page: header, tabs (each reachable by URL fragment), and the current view.
+
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+
+use crate::state::AppState;
+use crate::views;
+
+/// The tabs, in the order of the workflow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    Data,
+    Targets,
+    Report,
+    Document,
+}
+
+impl Tab {
+    pub const ALL: [Tab; 4] = [Tab::Data, Tab::Targets, Tab::Report, Tab::Document];
+
+    pub fn slug(self) -> &'static str {
+        match self {
+            Tab::Data => "data",
+            Tab::Targets => "targets",
+            Tab::Report => "report",
+            Tab::Document => "document",
+        }
+    }
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Data => "Data",
+            Tab::Targets => "Targets",
+            Tab::Report => "Report",
+            Tab::Document => "Document",
+        }
+    }
+
+    fn from_hash(hash: &str) -> Option<Tab> {
+        let slug = hash.trim_start_matches('#');
+        Tab::ALL.into_iter().find(|t| t.slug() == slug)
+    }
+}
+
+fn current_hash() -> String {
+    web_sys::window()
+        .and_then(|w| w.location().hash().ok())
+        .unwrap_or_default()
+}
+
+/// Shows the tab and records it in the URL fragment.
+pub fn go(tab: Tab) {
+    if let Some(w) = web_sys::window() {
+        let _ = w.location().set_hash(tab.slug());
+    }
+}
+
+/// A panic leaves an apology on the page rather than a dead one.
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        web_sys::console::error_1(&format!("SLO Workbench crashed: {info}").into());
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            if let Ok(div) = body
+                .owner_document()
+                .map_or(Err(JsValue::NULL), |d| d.create_element("div"))
+            {
+                div.set_class_name("crash");
+                div.set_attribute("role", "alert").ok();
+                div.set_attribute("data-testid", "crash").ok();
+                div.set_text_content(Some(
+                    "Sorry: SLO Workbench hit a bug and stopped. Reload the page to continue: your spec is kept in this browser. Your data never left this page.",
+                ));
+                let _ = body.prepend_with_node_1(&div);
+            }
+        }
+    }));
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    let tab = RwSignal::new(Tab::from_hash(&current_hash()).unwrap_or(Tab::Data));
+    let on_hash = Closure::<dyn Fn()>::new(move || {
+        if let Some(t) = Tab::from_hash(&current_hash()) {
+            tab.set(t);
+        }
+    });
+    if let Some(w) = web_sys::window() {
+        let _ = w.add_event_listener_with_callback("hashchange", on_hash.as_ref().unchecked_ref());
+    }
+    on_hash.forget();
+
+    let tabs = Tab::ALL.map(|t| {
+        view! {
+            <a
+                href=format!("#{}", t.slug())
+                class="tab"
+                class:active=move || tab.get() == t
+                aria-current=move || (tab.get() == t).then_some("page")
+                data-testid=format!("tab-{}", t.slug())
+            >
+                {t.title()}
+            </a>
+        }
+    });
+    view! {
+        <header class="top">
+            <div class="brand">
+                <span class="logo" aria-hidden="true">"◔"</span>
+                " SLO Workbench"
+            </div>
+            <nav class="tabs" aria-label="Steps">{tabs}</nav>
+            <Show when=move || state.sample.get()>
+                <span class="badge sample" data-testid="sample-badge" title="The numbers below come from built-in sample data">
+                    "sample data"
+                </span>
+            </Show>
+        </header>
+        <p class="privacy">"Your data stays in this browser: nothing you paste or upload is sent anywhere."</p>
+        <main>
+            {move || match tab.get() {
+                Tab::Data => views::data::DataView().into_any(),
+                Tab::Targets => views::targets::TargetsView().into_any(),
+                Tab::Report => views::report::ReportView().into_any(),
+                Tab::Document => views::document::DocumentView().into_any(),
+            }}
+        </main>
+    }
+}

@@ -1,0 +1,6 @@
+//! One module per tab.
+
+pub mod data;
+pub mod document;
+pub mod report;
+pub mod targets;

@@ -1,0 +1,443 @@
+//! Report: the answer first (joint attainment and verdict), then what explains it.
+
+use leptos::prelude::*;
+use plotly::common::{Line, Mode, Title};
+use plotly::layout::{Axis, Layout, Shape, ShapeLine, ShapeType};
+use plotly::{Bar, Plot, Scatter};
+use slo_core::evaluate::{fmt_q, GroupReport, IndicatorReport, Outcome, Report};
+use slo_core::spec::{Indicator, TtftTarget};
+
+use crate::app::{go, Tab};
+use crate::chart::Chart;
+use crate::fmt;
+use crate::state::{AppState, Shared};
+
+#[component]
+pub fn ReportView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <section class="panel">
+            <QuickTargets />
+            {move || match state.report.get() {
+                Some(r) => view! { <Body report=r /> }.into_any(),
+                None if state.table.with(|t| t.0.is_empty()) => view! {
+                    <div class="empty" data-testid="report-empty">
+                        <p>"No data yet. "</p>
+                        <button class="primary" on:click=move |_| go(Tab::Data)>"Load request logs"</button>
+                    </div>
+                }.into_any(),
+                None => view! {
+                    <p class="notice error" data-testid="report-invalid">"The targets are not valid; see the messages next to the fields."</p>
+                }.into_any(),
+            }}
+        </section>
+    }
+}
+
+/// Reads a number field: empty is `Ok(None)`, a positive number `Ok(Some)`, anything else an error.
+fn parse_target(text: &str) -> Result<Option<f64>, String> {
+    let t = text.trim();
+    if t.is_empty() {
+        return Ok(None);
+    }
+    match t.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
+        _ => Err(format!("{t:?} is not a positive number of milliseconds")),
+    }
+}
+
+/// TTFT, TPOT, ITL and E2E targets for every cell, and the percentiles: the fastest way to play.
+#[component]
+fn QuickTargets() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let spec = state.spec;
+    let first = move |ind: Indicator| {
+        spec.with_untracked(|s| {
+            s.classes
+                .first()
+                .and_then(|c| c.targets.first())
+                .and_then(|t| t.fixed_ms(ind))
+                .map_or(String::new(), fmt::num)
+        })
+    };
+    let field = move |ind: Indicator, label: &'static str, help: &'static str| {
+        let error = RwSignal::new(None::<String>);
+        let id = format!("target-{}", ind.key());
+        let on_input = move |ev| {
+            let text = event_target_value(&ev).replace(',', "");
+            match parse_target(&text) {
+                Ok(v) => {
+                    error.set(None);
+                    spec.update(|s| {
+                        for class in &mut s.classes {
+                            for t in &mut class.targets {
+                                match ind {
+                                    Indicator::Ttft => {
+                                        t.ttft = v.map(|ms| TtftTarget::Fixed { ms })
+                                    }
+                                    Indicator::Tpot => t.tpot_ms = v,
+                                    Indicator::Itl => t.itl_ms = v,
+                                    Indicator::E2e => t.e2e_ms = v,
+                                    Indicator::Queue => t.queue_ms = v,
+                                }
+                            }
+                        }
+                    });
+                }
+                Err(e) => error.set(Some(e)),
+            }
+        };
+        view! {
+            <div class="field">
+                <label for=id.clone()>{label}</label>
+                <input id=id.clone() data-testid=id.clone() type="text" inputmode="decimal" value=first(ind) on:input=on_input
+                    aria-invalid=move || error.get().is_some().then_some("true") />
+                <small class="help">{help}</small>
+                {move || error.get().map(|e| view! { <small class="field-error" role="alert">{e}</small> })}
+            </div>
+        }
+    };
+    let q_error = RwSignal::new(None::<String>);
+    let q_text = spec.with_untracked(|s| {
+        s.percentiles
+            .iter()
+            .map(|q| fmt_q(*q))
+            .collect::<Vec<_>>()
+            .join(", ")
+    });
+    let on_q = move |ev| {
+        let text = event_target_value(&ev);
+        let parsed: Result<Vec<f64>, String> = text
+            .split([',', ' '])
+            .filter(|p| !p.trim().is_empty())
+            .map(|p| match p.trim().trim_start_matches('p').parse::<f64>() {
+                Ok(q) if (0.0..=100.0).contains(&q) => Ok(q),
+                _ => Err(format!(
+                    "{:?} is not a percentile between 0 and 100",
+                    p.trim()
+                )),
+            })
+            .collect();
+        match parsed {
+            Ok(qs) if !qs.is_empty() => {
+                q_error.set(None);
+                spec.update(|s| s.percentiles = qs);
+            }
+            Ok(_) => q_error.set(Some("name at least one percentile, e.g. 90".to_string())),
+            Err(e) => q_error.set(Some(e)),
+        }
+    };
+    view! {
+        <form class="quick-targets" on:submit=|ev| ev.prevent_default() aria-label="Targets">
+            {field(Indicator::Ttft, "TTFT target (ms)", "time to first token")}
+            {field(Indicator::Tpot, "TPOT target (ms)", "mean gap after the first token")}
+            {field(Indicator::Itl, "ITL target (ms)", "worst gap in a request; empty = none")}
+            {field(Indicator::E2e, "E2E target (ms)", "whole request; empty = none")}
+            <div class="field">
+                <label for="percentiles">"Percentiles"</label>
+                <input id="percentiles" data-testid="percentiles" type="text" value=q_text on:input=on_q />
+                <small class="help">"comma-separated, e.g. 50, 90, 99"</small>
+                {move || q_error.get().map(|e| view! { <small class="field-error" role="alert">{e}</small> })}
+            </div>
+        </form>
+    }
+}
+
+#[component]
+fn Body(report: Shared<Report>) -> impl IntoView {
+    let r = report.0;
+    let o = &r.overall;
+    view! {
+        <Headline g=o.clone() objective=r.objective />
+        <div class="cards">
+            <div class="card" data-testid="goodput">
+                <h3>"Goodput"</h3>
+                {match o.goodput_rps {
+                    Some(g) => view! {
+                        <p class="big">{format!("{} req/s", fmt::num(g))}</p>
+                        <p class="muted">{format!("good requests per second, of {} req/s completed ({})", fmt::opt(o.throughput_rps), r.duration.how)}</p>
+                    }.into_any(),
+                    None => view! {
+                        <p class="big">"—"</p>
+                        <p class="muted">{format!("Unknown: {}.", r.duration.how)}</p>
+                    }.into_any(),
+                }}
+                <DurationField />
+            </div>
+            <div class="card">
+                <h3>"Requests"</h3>
+                <p class="big">{fmt::count(o.attempted)}</p>
+                <p class="muted">{format!("attempted: {} completed, {} failed, {} cancelled and excluded", fmt::count(o.completed), fmt::count(o.failed), fmt::count(o.excluded))}</p>
+            </div>
+        </div>
+        {o.notes.iter().map(|n| view! { <p class="callout" data-testid="joint-gap">"⚠ " {n.clone()}</p> }).collect_view()}
+        <Percentiles g=o.clone() method=r.method.name() />
+        <Failures report=r.clone() />
+        <Cdfs g=o.clone() />
+        {(!o.warnings.is_empty()).then(|| view! {
+            <h2>"Warnings"</h2>
+            <ul class="warnings" data-testid="warnings">{o.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}</ul>
+        })}
+    }
+}
+
+/// The run's duration, typed, for goodput when the log does not tell.
+#[component]
+fn DurationField() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <label class="inline small">"Duration (s): "
+            <input type="text" inputmode="decimal" class="cell-input" data-testid="duration"
+                prop:value=move || state.duration_s.get().map_or(String::new(), fmt::num)
+                on:change=move |ev| state.duration_s.set(event_target_value(&ev).trim().replace(',', "").parse::<f64>().ok().filter(|d| *d > 0.0)) />
+        </label>
+    }
+}
+
+/// The one sentence and one number at the top.
+#[component]
+fn Headline(g: GroupReport, objective: f64) -> impl IntoView {
+    let met = g.meets_objective == Some(true);
+    let ci = g.attainment_ci95.map_or(String::new(), |(lo, hi)| {
+        format!(" (95 % CI {}–{})", fmt::pct(Some(lo)), fmt::pct(Some(hi)))
+    });
+    let sentence = format!(
+        "of {} requests met every target at once{ci}.",
+        fmt::count(g.attempted)
+    );
+    view! {
+        <div class="headline" data-testid="headline">
+            <span class="big" data-testid="attainment">{fmt::pct(g.attainment)}</span>
+            " " {sentence}
+            <span class=if met { "verdict pass" } else { "verdict fail" } data-testid="verdict">
+                {format!("Objective {}: {}", fmt::pct(Some(objective)), if met { "✓ met" } else { "✗ not met" })}
+            </span>
+        </div>
+    }
+}
+
+fn verdict(pass: Option<bool>) -> &'static str {
+    match pass {
+        Some(true) => "✓ pass",
+        Some(false) => "✗ fail",
+        None => "",
+    }
+}
+
+/// Marginal percentiles by the chosen method, linear, nearest and nearest-rank, with verdicts.
+#[component]
+fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
+    let rows: Vec<&IndicatorReport> = g.indicators.iter().filter(|i| i.stats.n > 0).collect();
+    let body = rows
+        .iter()
+        .flat_map(|ind| {
+            let key = ind.indicator.key().trim_end_matches("_ms");
+            ind.stats.percentiles.iter().zip(&ind.verdicts).map(move |(p, v)| {
+                let id = |m: &str| format!("pct-{key}-{}-{m}", fmt_q(p.q));
+                view! {
+                    <tr class:flipped=v.flipped>
+                        <th scope="row">{ind.indicator.label()}</th>
+                        <td>{format!("p{}", fmt_q(p.q))}</td>
+                        <td class="num" data-testid=id("value")>{fmt::opt(p.value)}</td>
+                        <td class="num" data-testid=id("linear")>{fmt::opt(p.linear)}</td>
+                        <td class="num" data-testid=id("nearest")>{fmt::opt(p.nearest)}</td>
+                        <td class="num" data-testid=id("nearest_rank")>{fmt::opt(p.nearest_rank)}</td>
+                        <td class="num">{p.ci95.map_or("—".to_string(), |(a, b)| format!("{}–{}", fmt::num(a), fmt::num(b)))}</td>
+                        <td class="num">{ind.target_ms.map_or(String::new(), |t| format!("≤ {}", fmt::num(t)))}</td>
+                        <td data-testid=id("verdict")>{verdict(v.pass)}{v.flipped.then_some(" — flips with method")}</td>
+                    </tr>
+                }
+            })
+        })
+        .collect_view();
+    view! {
+        <h2>"Marginal percentiles (ms)"</h2>
+        <p class="muted">
+            {format!("Method: {method}. ")}
+            "Each percentile looks at one indicator alone; the headline counts requests that met every target at once. "
+            "Rows marked “flips” pass by one method and fail by another: write the method into the SLO."
+        </p>
+        <div class="scroll">
+            <table class="pct" data-testid="percentiles-table">
+                <thead><tr>
+                    <th>"Indicator"</th><th>"p"</th>
+                    <th title="the spec's method">{method}</th>
+                    <th title="numpy 'linear' (Hyndman & Fan type 7), vLLM's choice">"linear"</th>
+                    <th title="numpy 'nearest'">"nearest"</th>
+                    <th title="smallest value with at least q % of values at or below it">"nearest-rank"</th>
+                    <th title="distribution-free 95 % interval from order statistics">"95 % CI"</th>
+                    <th>"target"</th><th>"verdict"</th>
+                </tr></thead>
+                <tbody>{body}</tbody>
+            </table>
+        </div>
+    }
+}
+
+fn outcome_words(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Error => "error",
+        Outcome::Timeout => "timeout",
+        Outcome::CancelledWaiting => "cancelled after waiting for the first token",
+        Outcome::Excluded => "excluded",
+        Outcome::Good => "good",
+        Outcome::Missed => "missed",
+    }
+}
+
+/// Why requests failed: counts by missed set, a bar chart, and the requests by name.
+#[component]
+fn Failures(report: std::sync::Arc<Report>) -> impl IntoView {
+    let o = &report.overall;
+    if o.failures.is_empty() {
+        return view! { <h2>"Why requests failed"</h2><p data-testid="no-failures">"✓ Every attempted request met every target."</p> }.into_any();
+    }
+    let mut plot = Plot::new();
+    let labels: Vec<String> = o.failures.iter().map(|f| f.label.clone()).collect();
+    let counts: Vec<u64> = o.failures.iter().map(|f| f.count).collect();
+    plot.add_trace(
+        Bar::new(counts, labels)
+            .orientation(plotly::common::Orientation::Horizontal)
+            .name("bad requests"),
+    );
+    plot.set_layout(
+        Layout::new()
+            .height(60 + 30 * o.failures.len())
+            .margin(
+                plotly::layout::Margin::new()
+                    .left(220)
+                    .right(20)
+                    .top(10)
+                    .bottom(40),
+            )
+            .x_axis(Axis::new().title(Title::with_text("bad requests"))),
+    );
+    let figure = plot.to_json();
+    let summary = o
+        .failures
+        .iter()
+        .map(|f| format!("{}: {}", f.label, fmt::count(f.count)))
+        .collect::<Vec<_>>()
+        .join("; ");
+    let rows = report
+        .failing
+        .iter()
+        .take(200)
+        .map(|f| {
+            let missed = if f.missed.is_empty() {
+                outcome_words(f.outcome).to_string()
+            } else {
+                f.missed
+                    .iter()
+                    .map(|i| {
+                        if f.missing.contains(i) {
+                            format!("{} (no data)", i.label())
+                        } else {
+                            i.label().to_string()
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            };
+            view! {
+                <tr data-testid="failing-row">
+                    <td>{f.id.clone()}</td>
+                    <td>{f.class.clone().unwrap_or_default()}</td>
+                    <td>{f.bucket.clone().unwrap_or_default()}</td>
+                    <td>{missed}</td>
+                </tr>
+            }
+        })
+        .collect_view();
+    let more = (report.failing_total > 200).then(|| {
+        format!(
+            "Showing 200 of {} bad requests.",
+            fmt::count(report.failing_total)
+        )
+    });
+    view! {
+        <h2>"Why requests failed"</h2>
+        <p data-testid="failure-summary">{summary}</p>
+        <Chart id="chart-failures" label="Bad requests by the targets they missed" figure=Signal::stored(figure) />
+        <details open=report.failing_total <= 20>
+            <summary>{format!("Bad requests by name ({})", fmt::count(report.failing_total))}</summary>
+            <table class="failing" data-testid="failing-requests">
+                <thead><tr><th>"Request"</th><th>"Class"</th><th>"Input length"</th><th>"Missed"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+            {more}
+        </details>
+    }
+    .into_any()
+}
+
+/// A CDF figure for one indicator with its target as a vertical line.
+fn cdf_figure(ind: &IndicatorReport) -> String {
+    let xs: Vec<f64> = ind.stats.cdf.iter().map(|p| p.0).collect();
+    let ys: Vec<f64> = ind.stats.cdf.iter().map(|p| p.1).collect();
+    let mut plot = Plot::new();
+    plot.add_trace(
+        Scatter::new(xs, ys)
+            .mode(Mode::Lines)
+            .name(ind.indicator.label())
+            .line(Line::new().shape(plotly::common::LineShape::Hv)),
+    );
+    let mut layout = Layout::new()
+        .height(300)
+        .margin(
+            plotly::layout::Margin::new()
+                .left(60)
+                .right(20)
+                .top(30)
+                .bottom(50),
+        )
+        .title(Title::with_text(format!("{} CDF", ind.indicator.label())))
+        .x_axis(Axis::new().title(Title::with_text(format!("{} (ms)", ind.indicator.label()))))
+        .y_axis(
+            Axis::new()
+                .title(Title::with_text("fraction of requests ≤ x"))
+                .range(vec![0.0, 1.0]),
+        );
+    if let Some(t) = ind.target_ms {
+        layout = layout.shapes(vec![Shape::new()
+            .shape_type(ShapeType::Line)
+            .x_ref("x")
+            .y_ref("paper")
+            .x0(t)
+            .x1(t)
+            .y0(0)
+            .y1(1)
+            .line(
+                ShapeLine::new()
+                    .color("#c0392b")
+                    .dash(plotly::common::DashType::Dash),
+            )]);
+    }
+    plot.set_layout(layout);
+    plot.to_json()
+}
+
+/// CDF plots of the targeted indicators (TTFT always first).
+#[component]
+fn Cdfs(g: GroupReport) -> impl IntoView {
+    let charts = g
+        .indicators
+        .iter()
+        .filter(|i| i.stats.n > 0 && (i.targeted || i.indicator == Indicator::Ttft))
+        .map(|ind| {
+            let id: &'static str = match ind.indicator {
+                Indicator::Ttft => "chart-cdf-ttft",
+                Indicator::Tpot => "chart-cdf-tpot",
+                Indicator::Itl => "chart-cdf-itl",
+                Indicator::E2e => "chart-cdf-e2e",
+                Indicator::Queue => "chart-cdf-queue",
+            };
+            view! { <Chart id=id label="Cumulative distribution with the target as a dashed line" figure=Signal::stored(cdf_figure(ind)) /> }
+        })
+        .collect_view();
+    view! {
+        <h2>"Distributions"</h2>
+        <p class="muted">"Each curve shows the fraction of requests at or below a latency; the dashed line is the target."</p>
+        <div class="chart-grid">{charts}</div>
+    }
+}
