@@ -12,17 +12,21 @@ pub enum Tab {
     Data,
     Targets,
     Report,
+    Sweep,
+    Production,
     Document,
 }
 
 impl Tab {
-    pub const ALL: [Tab; 4] = [Tab::Data, Tab::Targets, Tab::Report, Tab::Document];
+    pub const ALL: [Tab; 6] = [Tab::Data, Tab::Targets, Tab::Report, Tab::Sweep, Tab::Production, Tab::Document];
 
     pub fn slug(self) -> &'static str {
         match self {
             Tab::Data => "data",
             Tab::Targets => "targets",
             Tab::Report => "report",
+            Tab::Sweep => "sweep",
+            Tab::Production => "production",
             Tab::Document => "document",
         }
     }
@@ -32,6 +36,8 @@ impl Tab {
             Tab::Data => "Data",
             Tab::Targets => "Targets",
             Tab::Report => "Report",
+            Tab::Sweep => "Sweep",
+            Tab::Production => "Production",
             Tab::Document => "Document",
         }
     }
@@ -126,6 +132,8 @@ pub fn App() -> impl IntoView {
                 Tab::Data => views::data::DataView().into_any(),
                 Tab::Targets => views::targets::TargetsView().into_any(),
                 Tab::Report => views::report::ReportView().into_any(),
+                Tab::Sweep => views::sweep::SweepView().into_any(),
+                Tab::Production => views::production::ProductionView().into_any(),
                 Tab::Document => views::document::DocumentView().into_any(),
             }}
         </main>

@@ -2,5 +2,7 @@
 
 pub mod data;
 pub mod document;
+pub mod production;
 pub mod report;
+pub mod sweep;
 pub mod targets;

@@ -47,3 +47,37 @@ export class ReportPage {
     return true;
   }
 }
+
+export class TargetsPage {
+  constructor(page) {
+    this.page = page;
+  }
+  async open() {
+    await this.page.getByTestId("tab-targets").click();
+    await this.page.getByTestId("spec-service").waitFor();
+  }
+  async setField(id, value) {
+    const input = this.page.getByTestId(id);
+    await input.fill(String(value));
+    await input.press("Tab");
+  }
+  value(id) {
+    return this.page.getByTestId(id).inputValue();
+  }
+  problems() {
+    return this.page.getByTestId("spec-problems").innerText();
+  }
+}
+
+export class DocumentPage {
+  constructor(page) {
+    this.page = page;
+  }
+  async open() {
+    await this.page.getByTestId("tab-document").click();
+    await this.page.getByTestId("document").waitFor();
+  }
+  text() {
+    return this.page.getByTestId("document").innerText();
+  }
+}

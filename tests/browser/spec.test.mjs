@@ -1,0 +1,105 @@
+// The spec: presets, edits that change the report at once, autosave across reloads, share links,
+// bad imports that change nothing, the document, and what the page may and may not load.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { serve, launch, openPage, outsideRequests, screenshot, fixtures } from "./harness.mjs";
+import { DataPage, ReportPage, TargetsPage, DocumentPage } from "./pages.mjs";
+
+const worked = fs.readFileSync(path.join(fixtures, "worked_example.csv"), "utf8");
+let server;
+let browser;
+
+before(async () => {
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+test("a target change on the Targets tab changes the report; the spec survives a reload", async () => {
+  const { page, context, requests, errors } = await openPage(browser, server.url);
+  await new DataPage(page).open();
+  await new DataPage(page).paste(worked);
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  assert.equal(await report.text("attainment"), "80 %");
+
+  const targets = new TargetsPage(page);
+  await targets.open();
+  await screenshot(page, "targets");
+  // TPOT 70 ms lets request 6 (TPOT 66 ms) pass: 9 of 10 good.
+  await targets.setField("cell-0-0-tpot", 70);
+  await targets.setField("spec-service", "Chat launch <img src=x onerror=alert(1)>");
+  assert.match(await targets.problems(), /valid/);
+  await page.getByTestId("tab-report").click();
+  assert.equal(await report.text("attainment"), "90 %");
+
+  await page.reload();
+  await targets.open();
+  assert.equal(await targets.value("cell-0-0-tpot"), "70");
+  assert.equal(await targets.value("spec-service"), "Chat launch <img src=x onerror=alert(1)>");
+
+  // The service name shows as text in the document, never as markup.
+  const doc = new DocumentPage(page);
+  await doc.open();
+  assert.match(await doc.text(), /Chat launch &lt;img src=x onerror=alert\(1\)&gt;/);
+  assert.equal(await page.locator("img[src=x]").count(), 0);
+  await screenshot(page, "document");
+  assert.deepEqual(outsideRequests(requests), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a share link opens the same spec in a fresh page; a bad import leaves the spec as it was", async () => {
+  const first = await openPage(browser, server.url + "#targets");
+  const targets = new TargetsPage(first.page);
+  await targets.open();
+  await first.page.getByTestId("preset-chat").click();
+  await targets.setField("spec-objective", 99.5);
+  await first.page.getByTestId("spec-share").click();
+  const link = await first.page.getByTestId("share-link").inputValue();
+  assert.match(link, /#spec=/);
+  await first.context.close();
+
+  const second = await openPage(browser, link);
+  const t2 = new TargetsPage(second.page);
+  await t2.open();
+  assert.equal(await t2.value("spec-objective"), "99.5");
+  assert.match(await second.page.getByTestId("spec-notice").innerText(), /shared link/);
+
+  const bad = path.join(os.tmpdir(), "bad-spec.json");
+  fs.writeFileSync(bad, JSON.stringify({ version: 1, objective: 2 }));
+  await second.page.getByTestId("spec-import").setInputFiles(bad);
+  await second.page.getByText("is not a valid spec").waitFor();
+  assert.equal(await t2.value("spec-objective"), "99.5");
+  await second.context.close();
+});
+
+test("the Content-Security-Policy blocks a fetch to another origin", async () => {
+  const { page, context } = await openPage(browser, server.url);
+  const result = await page.evaluate(async () => {
+    try {
+      await fetch("http://127.0.0.2:9/steal");
+      return "sent";
+    } catch (e) {
+      return "blocked: " + e;
+    }
+  });
+  assert.match(result, /^blocked/);
+  await context.close();
+});
+
+test("a corrupt stored spec is kept aside and reported", async () => {
+  const { page, context } = await openPage(browser, server.url);
+  await page.evaluate(() => localStorage.setItem("slo-workbench.spec.v1", "{not json"));
+  await page.reload();
+  await page.getByTestId("tab-targets").click();
+  assert.match(await page.getByTestId("spec-notice").innerText(), /could not be read/);
+  assert.equal(await page.evaluate(() => localStorage.getItem("slo-workbench.spec.unreadable")), "{not json");
+  await context.close();
+});
