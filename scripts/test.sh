@@ -23,6 +23,9 @@ trunk build --release
 step "wasm build of the JS API into pkg/"
 bash scripts/build-pkg.sh
 
+step "single-file edition into dist-single/"
+bash scripts/build-single.sh
+
 step "size budget"
 node scripts/check-size.mjs
 

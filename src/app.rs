@@ -18,7 +18,14 @@ pub enum Tab {
 }
 
 impl Tab {
-    pub const ALL: [Tab; 6] = [Tab::Data, Tab::Targets, Tab::Report, Tab::Sweep, Tab::Production, Tab::Document];
+    pub const ALL: [Tab; 6] = [
+        Tab::Data,
+        Tab::Targets,
+        Tab::Report,
+        Tab::Sweep,
+        Tab::Production,
+        Tab::Document,
+    ];
 
     pub fn slug(self) -> &'static str {
         match self {
@@ -85,11 +92,37 @@ pub fn install_panic_hook() {
     }));
 }
 
+/// On the very first visit the worked example is loaded, labelled as sample data, so the first
+/// thing a visitor sees is a full report. Returns true on that first visit.
+fn show_demo_on_first_visit(state: &AppState) -> bool {
+    const KEY: &str = "slo-workbench.visited";
+    let Some(store) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) else {
+        return false;
+    };
+    if store.get_item(KEY).ok().flatten().is_some() {
+        return false;
+    }
+    let _ = store.set_item(KEY, "1");
+    state.load(
+        vec![(
+            "worked_example.csv (sample)".to_string(),
+            views::data::SAMPLE_CSV.as_bytes().to_vec(),
+        )],
+        true,
+    )
+}
+
 #[component]
 pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
-    let tab = RwSignal::new(Tab::from_hash(&current_hash()).unwrap_or(Tab::Data));
+    let first_visit = show_demo_on_first_visit(&state);
+    let start = Tab::from_hash(&current_hash()).unwrap_or(if first_visit {
+        Tab::Report
+    } else {
+        Tab::Data
+    });
+    let tab = RwSignal::new(start);
     let on_hash = Closure::<dyn Fn()>::new(move || {
         if let Some(t) = Tab::from_hash(&current_hash()) {
             tab.set(t);

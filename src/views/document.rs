@@ -6,6 +6,19 @@ use slo_core::export::{export, ExportFormat};
 use slo_core::ingest::Provenance;
 
 use crate::download::{copy, download};
+
+/// Markdown to HTML for the preview. Raw HTML in the source is shown as text, never interpreted:
+/// the document escapes user text already, and this makes sure nothing else slips through.
+fn render(markdown: &str) -> String {
+    use pulldown_cmark::{html, Event, Options, Parser};
+    let parser = Parser::new_ext(markdown, Options::ENABLE_TABLES).map(|event| match event {
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        other => other,
+    });
+    let mut out = String::new();
+    html::push_html(&mut out, parser);
+    out
+}
 use crate::state::AppState;
 
 #[component]
@@ -66,7 +79,13 @@ pub fn DocumentView() -> impl IntoView {
             <h1>"SLO document"</h1>
             <p class="lead">"A definition someone else can implement without asking questions. It follows the Targets tab; with data loaded it adds what was measured."</p>
             <div class="doc-layout">
-                <pre class="markdown" data-testid="document" tabindex="0">{move || markdown.get()}</pre>
+                <div>
+                    <div class="rendered" data-testid="document-preview" inner_html=move || render(&markdown.get())></div>
+                    <details>
+                        <summary>"Markdown source"</summary>
+                        <pre class="markdown" data-testid="document" tabindex="0">{move || markdown.get()}</pre>
+                    </details>
+                </div>
                 <aside class="actions-col">
                     <button class="primary" data-testid="doc-copy" on:click=move |_| copy(&markdown.get_untracked())>"Copy Markdown"</button>
                     <button data-testid="doc-download" on:click=move |_| download("slo.md", "text/markdown", &markdown.get_untracked())>"Download .md"</button>

@@ -171,14 +171,109 @@ fn Body(report: Shared<Report>) -> impl IntoView {
             </div>
         </div>
         {o.notes.iter().map(|n| view! { <p class="callout" data-testid="joint-gap">"⚠ " {n.clone()}</p> }).collect_view()}
+        <Matrix report=r.clone() />
         <Percentiles g=o.clone() method=r.method.name() />
         <Failures report=r.clone() />
         <Cdfs g=o.clone() />
+        <Stalls report=r.clone() />
         {(!o.warnings.is_empty()).then(|| view! {
             <h2>"Warnings"</h2>
             <ul class="warnings" data-testid="warnings">{o.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}</ul>
         })}
     }
+}
+
+/// The class × input-length matrix: attainment per cell, pass/fail in words, the binding target.
+#[component]
+fn Matrix(report: std::sync::Arc<Report>) -> impl IntoView {
+    if report.cells.len() <= 1 {
+        return ().into_any();
+    }
+    let mut buckets: Vec<String> = Vec::new();
+    for c in &report.cells {
+        if let Some(b) = &c.bucket {
+            if !buckets.contains(b) {
+                buckets.push(b.clone());
+            }
+        }
+    }
+    let head = buckets
+        .iter()
+        .map(|b| view! { <th scope="col">{b.clone()}</th> })
+        .collect_view();
+    let rows = report
+        .classes
+        .iter()
+        .map(|class| {
+            let name = class.class.clone().unwrap_or_default();
+            let cells = buckets
+                .iter()
+                .map(|b| {
+                    let cell = report.cells.iter().find(|c| c.class.as_deref() == Some(name.as_str()) && c.bucket.as_deref() == Some(b.as_str()));
+                    match cell {
+                        Some(c) if c.attempted > 0 => {
+                            let pass = c.meets_objective == Some(true);
+                            let binding = c.binding.map(|i| format!(" {}", i.label())).unwrap_or_default();
+                            let title = format!(
+                                "{} of {} good; 95 % CI {}",
+                                fmt::count(c.good),
+                                fmt::count(c.attempted),
+                                c.attainment_ci95.map_or("—".to_string(), |(lo, hi)| format!("{}–{}", fmt::pct(Some(lo)), fmt::pct(Some(hi))))
+                            );
+                            view! {
+                                <td class=if pass { "cell pass" } else { "cell fail" } title=title>
+                                    {fmt::pct(c.attainment)} {if pass { " ✓".to_string() } else { format!(" ✗{binding}") }}
+                                    <small class="n">{format!("n = {}", fmt::count(c.attempted))}</small>
+                                </td>
+                            }
+                            .into_any()
+                        }
+                        _ => view! { <td class="cell empty">"—"<small class="n">"no requests"</small></td> }.into_any(),
+                    }
+                })
+                .collect_view();
+            view! { <tr><th scope="row">{name}</th>{cells}<td class="num">{fmt::pct(class.attainment)}</td></tr> }
+        })
+        .collect_view();
+    view! {
+        <h2>"Class × input length"</h2>
+        <p class="muted">"Joint attainment per cell against the objective; ✗ names the target that fails the most requests there."</p>
+        <div class="scroll">
+            <table class="matrix" data-testid="matrix">
+                <thead><tr><th>"class"</th>{head}<th>"whole class"</th></tr></thead>
+                <tbody>{rows}</tbody>
+            </table>
+        </div>
+    }
+    .into_any()
+}
+
+/// Requests whose TPOT passed but whose stream stalled; and cancellations.
+#[component]
+fn Stalls(report: std::sync::Arc<Report>) -> impl IntoView {
+    let c = &report.cancellations;
+    let cancel = (c.cancelled > 0).then(|| {
+        view! {
+            <p data-testid="cancellations">{format!(
+                "{} requests were cancelled by the client (median wait {}, longest {}); {} of them waited past the TTFT target and count as TTFT failures.",
+                fmt::count(c.cancelled), fmt::opt(c.wait_p50_ms).to_string() + " ms", fmt::opt(c.wait_max_ms).to_string() + " ms", fmt::count(c.counted_as_ttft_failure)
+            )}</p>
+        }
+    });
+    let stalls = (!report.stalled.is_empty()).then(|| {
+        let rows = report
+            .stalled
+            .iter()
+            .take(50)
+            .map(|s| view! { <tr><td>{s.id.clone()}</td><td class="num">{fmt::opt(s.tpot_ms)}</td><td class="num">{fmt::num(s.max_gap_ms)}</td></tr> })
+            .collect_view();
+        view! {
+            <h2>"Hidden stalls"</h2>
+            <p data-testid="stalls">{format!("{} requests had a fine TPOT but a gap in the stream above the stall rule: TPOT averages stalls away, ITL shows them.", fmt::count(report.overall.hidden_stalls))}</p>
+            <table><thead><tr><th>"Request"</th><th>"TPOT (ms)"</th><th>"worst gap (ms)"</th></tr></thead><tbody>{rows}</tbody></table>
+        }
+    });
+    view! { {cancel} {stalls} }
 }
 
 /// The run's duration, typed, for goodput when the log does not tell.

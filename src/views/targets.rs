@@ -120,6 +120,7 @@ pub fn TargetsView() -> impl IntoView {
                 });
             })>"+ Add a class"</button>
 
+            <Policies />
             <div class="problems" data-testid="spec-problems">
                 {move || {
                     let p = problems.get();
@@ -174,10 +175,40 @@ fn ClassForm(c: usize, n_buckets: usize) -> impl IntoView {
                         } /></td>
                 }
             };
+            let per_token = move || spec.with(|s| matches!(s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft), Some(TtftTarget::PerToken { .. })));
+            let ttft_cell = if per_token() {
+                view! {
+                    <td class="per-token">
+                        <input type="text" inputmode="decimal" class="cell-input" data-testid=format!("cell-{c}-{b}-ttft-base") aria-label="TTFT base in ms"
+                            prop:value=move || spec.with(|s| match s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft) { Some(TtftTarget::PerToken { base_ms, .. }) => fmt::num(base_ms), _ => String::new() })
+                            on:change=move |ev| { let v = opt_ms(&event_target_value(&ev)).unwrap_or(0.0); spec.update(|s| if let Some(Some(TtftTarget::PerToken { base_ms, .. })) = s.classes.get_mut(c).and_then(|k| k.targets.get_mut(b)).map(|t| t.ttft.as_mut()) { *base_ms = v }); } />
+                        " + "
+                        <input type="text" inputmode="decimal" class="cell-input narrow" data-testid=format!("cell-{c}-{b}-ttft-per-token") aria-label="TTFT allowance per input token in ms"
+                            prop:value=move || spec.with(|s| match s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft) { Some(TtftTarget::PerToken { per_token_ms, .. }) => fmt::num(per_token_ms), _ => String::new() })
+                            on:change=move |ev| { let v = opt_ms(&event_target_value(&ev)).unwrap_or(0.0); spec.update(|s| if let Some(Some(TtftTarget::PerToken { per_token_ms, .. })) = s.classes.get_mut(c).and_then(|k| k.targets.get_mut(b)).map(|t| t.ttft.as_mut()) { *per_token_ms = v }); } />
+                        " /token"
+                    </td>
+                }
+                .into_any()
+            } else {
+                cell(|t| t.ttft.and_then(TtftTarget::fixed_ms), |t, v| t.ttft = v.map(|ms| TtftTarget::Fixed { ms }), format!("cell-{c}-{b}-ttft")).into_any()
+            };
+            let toggle = move |ev| {
+                let on = event_target_checked(&ev);
+                spec.update(|s| if let Some(t) = s.classes.get_mut(c).and_then(|k| k.targets.get_mut(b)) {
+                    t.ttft = if on {
+                        Some(TtftTarget::PerToken { base_ms: t.ttft.and_then(TtftTarget::fixed_ms).unwrap_or(300.0), per_token_ms: 0.1 })
+                    } else {
+                        Some(TtftTarget::Fixed { ms: t.ttft.and_then(|x| x.threshold_ms(Some(0.0))).unwrap_or(500.0) })
+                    };
+                });
+            };
             view! {
                 <tr>
-                    <th scope="row">{move || spec.with(|s| s.bucket_label(b))}</th>
-                    {cell(|t| t.ttft.and_then(TtftTarget::fixed_ms), |t, v| t.ttft = v.map(|ms| TtftTarget::Fixed { ms }), format!("cell-{c}-{b}-ttft"))}
+                    <th scope="row">{move || spec.with(|s| s.bucket_label(b))}
+                        <label class="inline tiny"><input type="checkbox" prop:checked=per_token on:change=toggle data-testid=format!("cell-{c}-{b}-ttft-mode") />"TTFT per token"</label>
+                    </th>
+                    {ttft_cell}
                     {cell(|t| t.tpot_ms, |t, v| t.tpot_ms = v, format!("cell-{c}-{b}-tpot"))}
                     {cell(|t| t.itl_ms, |t, v| t.itl_ms = v, format!("cell-{c}-{b}-itl"))}
                     {cell(|t| t.e2e_ms, |t, v| t.e2e_ms = v, format!("cell-{c}-{b}-e2e"))}
@@ -216,6 +247,106 @@ fn ClassForm(c: usize, n_buckets: usize) -> impl IntoView {
             </table>
             <button class="link" data-testid=format!("class-{c}-remove") on:click=move |_| spec.update(|s| { if s.classes.len() > 1 { s.classes.remove(c); } })>"Remove this class"</button>
         </fieldset>
+    }
+}
+
+/// How indicators are measured and how errors, cancellations and stalls count; the budget policy.
+#[component]
+fn Policies() -> impl IntoView {
+    use slo_core::spec::{CancelPolicy, Indicator, ItlStatistic, MeasurementPoint, StallRule};
+    let spec = expect_context::<AppState>().spec;
+    let points = Indicator::ALL
+        .into_iter()
+        .map(|ind| {
+            let id = format!("point-{}", ind.key());
+            view! {
+                <div class="field">
+                    <label for=id.clone()>{format!("{} measured at", ind.label())}</label>
+                    <select id=id.clone() data-testid=id on:change=move |ev| {
+                        let p = match event_target_value(&ev).as_str() { "client" => MeasurementPoint::Client, "engine" => MeasurementPoint::Engine, _ => MeasurementPoint::Gateway };
+                        spec.update(|s| match ind {
+                            Indicator::Ttft => s.measurement.ttft = p,
+                            Indicator::Tpot => s.measurement.tpot = p,
+                            Indicator::Itl => s.measurement.itl = p,
+                            Indicator::E2e => s.measurement.e2e = p,
+                            Indicator::Queue => s.measurement.queue = p,
+                        });
+                    }>
+                        {[MeasurementPoint::Gateway, MeasurementPoint::Client, MeasurementPoint::Engine].map(|p| view! {
+                            <option value=p.name() selected=move || spec.with(|s| s.measurement.of(ind) == p)>{p.name()}</option>
+                        })}
+                    </select>
+                </div>
+            }
+        })
+        .collect_view();
+    let cancel_options = [
+        (
+            CancelPolicy::ExcludeUnlessWaitedPastTtft,
+            "exclude, unless the user waited past the TTFT target (then a TTFT failure)",
+        ),
+        (CancelPolicy::Exclude, "always exclude"),
+        (CancelPolicy::CountAsBad, "always count as bad"),
+    ];
+    view! {
+        <h2>"Measurement and counting"</h2>
+        <p class="muted">"Define the SLO where the user is (gateway or client); engine metrics leave out the queue in front of the engine and the network."</p>
+        <div class="grid4">{points}</div>
+        <div class="grid4">
+            <div class="field">
+                <label for="spec-cancel">"Client cancellations"</label>
+                <select id="spec-cancel" data-testid="spec-cancel" on:change=move |ev| {
+                    let v = event_target_value(&ev);
+                    let p = match v.as_str() { "exclude" => CancelPolicy::Exclude, "bad" => CancelPolicy::CountAsBad, _ => CancelPolicy::ExcludeUnlessWaitedPastTtft };
+                    spec.update(|s| s.cancellations = p);
+                }>
+                    {cancel_options.map(|(p, label)| {
+                        let value = match p { CancelPolicy::Exclude => "exclude", CancelPolicy::CountAsBad => "bad", CancelPolicy::ExcludeUnlessWaitedPastTtft => "waited" };
+                        view! { <option value=value selected=move || spec.with(|s| s.cancellations == p)>{label}</option> }
+                    })}
+                </select>
+                <small class="help">"errors and timeouts always count as bad; every cancellation's wait is recorded"</small>
+            </div>
+            <div class="field">
+                <label for="spec-itl-stat">"ITL checked per request as"</label>
+                <input id="spec-itl-stat" data-testid="spec-itl-stat" type="text"
+                    prop:value=move || spec.with(|s| match s.itl_statistic { ItlStatistic::Max => "max".to_string(), ItlStatistic::Percentile { q } => format!("p{}", fmt_q(q)) })
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        let stat = match v.trim().trim_start_matches('p').parse::<f64>() { Ok(q) => ItlStatistic::Percentile { q }, Err(_) => ItlStatistic::Max };
+                        spec.update(|s| s.itl_statistic = stat);
+                    } />
+                <small class="help">"max (the worst gap) or a percentile of the request's gaps, e.g. p99"</small>
+            </div>
+            <div class="field">
+                <label for="spec-stall">"A stall is a gap above (ms)"</label>
+                <input id="spec-stall" data-testid="spec-stall" type="text"
+                    prop:value=move || spec.with(|s| match s.stall { Some(StallRule::AbsoluteMs { ms }) => fmt::num(ms), Some(StallRule::TimesTpot { k }) => format!("{}x", fmt::num(k)), None => String::new() })
+                    on:change=move |ev| {
+                        let v = event_target_value(&ev);
+                        let t = v.trim();
+                        let rule = if let Some(k) = t.strip_suffix('x').or_else(|| t.strip_suffix('×')).and_then(|k| k.trim().parse().ok()) {
+                            Some(StallRule::TimesTpot { k })
+                        } else {
+                            opt_ms(t).map(|ms| StallRule::AbsoluteMs { ms })
+                        };
+                        spec.update(|s| s.stall = rule);
+                    } />
+                <small class="help">"e.g. 600, or 10x for ten times the request's own TPOT; shows stalls TPOT hides"</small>
+            </div>
+            <div class="field">
+                <label for="spec-min">"Warn below (requests per cell)"</label>
+                <input id="spec-min" data-testid="spec-min" type="text" prop:value=move || spec.with(|s| s.min_requests.to_string())
+                    on:change=move |ev| { if let Ok(n) = event_target_value(&ev).trim().replace(',', "").parse() { spec.update(|s| s.min_requests = n); } } />
+                <small class="help">"SLO decisions need thousands of requests per class per window"</small>
+            </div>
+        </div>
+        <div class="field">
+            <label for="spec-policy">"Error-budget policy"</label>
+            <textarea id="spec-policy" data-testid="spec-policy" rows="3" prop:value=move || spec.with(|s| s.budget_policy.clone())
+                on:change=move |ev| { let v = event_target_value(&ev); spec.update(|s| s.budget_policy = v); }></textarea>
+            <small class="help">"what happens when the budget is spent, e.g. releases pause until attainment recovers"</small>
+        </div>
     }
 }
 

@@ -75,9 +75,12 @@ export class DocumentPage {
   }
   async open() {
     await this.page.getByTestId("tab-document").click();
-    await this.page.getByTestId("document").waitFor();
+    await this.page.getByTestId("document-preview").waitFor();
   }
   text() {
-    return this.page.getByTestId("document").innerText();
+    return this.page.getByTestId("document").textContent();
+  }
+  preview() {
+    return this.page.getByTestId("document-preview").innerText();
   }
 }

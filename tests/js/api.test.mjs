@@ -41,3 +41,22 @@ test("bad rows come back located; an invalid spec throws with the field path", (
   assert.equal(out.files[0].errors[0].at.column, 1);
   assert.throws(() => slo.validateSpec({ ...spec({}), objective: 1.5 }), /objective/);
 });
+
+test("sweep() finds the fixture sweep's capacity; document() writes the measured section", () => {
+  const dir = new URL("../../crates/core/tests/fixtures/sweep/", import.meta.url);
+  const names = fs.readdirSync(dir).filter((n) => n.startsWith("sweep_") && n.endsWith(".json"));
+  const files = names.map((name) => ({ name, text: fs.readFileSync(new URL(name, dir), "utf8") }));
+  const s = spec({ ttft: { kind: "fixed", ms: 500 }, tpot_ms: 50 });
+  const expected = JSON.parse(fs.readFileSync(new URL("expected.json", dir), "utf8"));
+  const out = slo.sweep(files, s);
+  // The generator (tests/reference/make_sweep.py) computed the crossing independently (expected.json).
+  assert.equal(out.capacity.passing_rps, expected.capacity_rps);
+  assert.equal(out.capacity.first_failing_rps, expected.first_failing_rps);
+  assert.ok(Math.abs(out.capacity.crossing_rps - expected.crossing_rps) < 1e-6);
+
+  const result = slo.report([{ name: "worked.csv", text: worked }], s, {});
+  const md = slo.document(s, result);
+  assert.match(md, /80 %/);
+  assert.match(md, /worked\.csv/);
+  assert.doesNotMatch(slo.document(s, undefined), /worked\.csv/);
+});

@@ -4,6 +4,7 @@
 //! Exit status: 0 when it ran; 1 when `--check` found a failure; 2 for bad usage or input.
 
 mod budget;
+mod compare;
 mod doc;
 mod export;
 mod histogram;
@@ -41,6 +42,8 @@ enum Command {
     Histogram(histogram::Args),
     /// Error budget and burn rate over the SLO window.
     Budget(budget::Args),
+    /// Two runs under the same targets: attainment change per class × bucket (z-test), percentile shifts.
+    Compare(compare::Args),
 }
 
 /// The outcome of a command: exit 0, 1 (a `--check` gate failed) or 2 (usage or input).
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep::run(args),
         Command::Histogram(args) => histogram::run(args),
         Command::Budget(args) => budget::run(args),
+        Command::Compare(args) => compare::run(args),
     };
     match result {
         Ok(Outcome::Ok) => ExitCode::SUCCESS,

@@ -353,7 +353,7 @@ fn per_request_csv(
         writeln!(
             out,
             "{},{},{},{},{},{},{},{},{},{},{}",
-            quote(table.id.get(row).map_or("", String::as_str)),
+            quote(&table.id(row)),
             quote(&class.name),
             quote(
                 &key.bucket

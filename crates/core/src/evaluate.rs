@@ -815,7 +815,7 @@ pub fn evaluate(
                 if stalled.len() < MAX_LISTED {
                     stalled.push(StalledRequest {
                         row,
-                        id: table.id.get(row).cloned().unwrap_or_default(),
+                        id: table.id(row).into_owned(),
                         tpot_ms: prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan()),
                         max_gap_ms: max_gap,
                     });
@@ -961,7 +961,7 @@ fn failing_request(
     let key = prepared.cells.get(prepared.cell_of[row] as usize);
     FailingRequest {
         row,
-        id: table.id.get(row).cloned().unwrap_or_default(),
+        id: table.id(row).into_owned(),
         class: key
             .and_then(|k| spec.classes.get(k.class))
             .map(|c| c.name.clone()),

@@ -10,6 +10,7 @@
 //! - [`quantile`], [`stats`]: percentile methods and intervals.
 
 pub mod budget;
+pub mod compare;
 pub mod document;
 pub mod evaluate;
 pub mod export;

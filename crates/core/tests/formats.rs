@@ -435,7 +435,10 @@ fn vllm_append_result_lines_are_runs() {
     let run_label = l.table.label("run").expect("run label");
     assert_eq!(run_label.get(0), Some("line 1, 1 req/s"));
     assert_eq!(run_label.get(1), Some("line 2, rate inf"));
-    assert_eq!(l.table.id, vec!["appended.json:1#1", "appended.json:2#1"]);
+    assert_eq!(
+        (l.table.id(0), l.table.id(1)),
+        ("appended.json:1#1".into(), "appended.json:2#1".into())
+    );
 }
 
 // ---------------------------------------------------------------- SGLang
@@ -483,7 +486,7 @@ fn sglang_runs_match_their_summaries() {
     }
     assert_eq!(runs.get(0), Some("line 1, rate inf, concurrency 4"));
     assert_eq!(t.status[14], Status::Error);
-    assert_eq!(t.id[14], "sglang.jsonl:2#7");
+    assert_eq!(t.id(14), "sglang.jsonl:2#7");
 }
 
 #[test]
@@ -543,7 +546,7 @@ fn aiperf_records_map_to_rows() {
         (t.input_tokens(0), t.output_tokens(0)),
         (Some(550.0), Some(9.0))
     );
-    assert_eq!(t.id[0], "7609a2e7-aa53-4ab1-98f4-f35ecafefd25");
+    assert_eq!(t.id(0), "7609a2e7-aa53-4ab1-98f4-f35ecafefd25");
     close(
         t.start_s(0).unwrap_or(0.0),
         1_759_813_207.532_900_4,
@@ -678,7 +681,7 @@ fn guidellm_requests_by_status() {
         (t.input_tokens(0), t.output_tokens(0)),
         (Some(512.0), Some(50.0))
     );
-    assert_eq!(t.id[0], "3b6f0a");
+    assert_eq!(t.id(0), "3b6f0a");
     assert!(!t.has_itl(), "GuideLLM keeps no individual gaps");
     assert!(t
         .error(3)

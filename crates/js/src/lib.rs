@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use slo_core::evaluate::{report as evaluate_report, Report};
 use slo_core::ingest::{self, IngestOptions, Loaded, Provenance, RowError};
 use slo_core::spec::Spec;
+use slo_core::sweep;
 use wasm_bindgen::prelude::*;
 
 /// One input file: a name for messages and its text.
@@ -106,6 +107,81 @@ pub fn report(logs: JsValue, spec: JsValue, options: JsValue) -> Result<JsValue,
         })
         .collect();
     to_js(&ReportResult { report, files })
+}
+
+/// One file of a sweep: a name, its text and, optionally, its offered rate in req/s.
+#[derive(Deserialize)]
+struct SweepFileInput {
+    name: String,
+    text: String,
+    #[serde(default)]
+    rate: Option<f64>,
+}
+
+/// Capacity from a load sweep: one result file per offered rate.
+///
+/// `files`: `[{name, text, rate?}]` (the rate is read from the file, else its name, else `rate`);
+/// `spec` as for `report`. Returns the sweep report (curves, capacity, lints), or throws a
+/// sentence naming every file whose rate is unknown or that could not be read.
+#[wasm_bindgen]
+pub fn sweep(files: JsValue, spec: JsValue) -> Result<JsValue, JsValue> {
+    let spec = spec_from(spec)?;
+    let inputs: Vec<SweepFileInput> =
+        from_js(files, "files must be an array of {name, text, rate?}")?;
+    let mut problems = Vec::new();
+    let mut points = Vec::new();
+    for f in inputs {
+        let loaded = ingest::parse(&f.name, f.text.as_bytes(), &IngestOptions::default());
+        if let Some(fatal) = &loaded.fatal {
+            problems.push(format!("{}: {fatal}", f.name));
+            continue;
+        }
+        points.push(sweep::SweepInput {
+            loaded,
+            rate_override: f.rate.map(ingest::RequestRate::PerSecond),
+        });
+    }
+    let points = sweep::sweep_points(points).map_err(|errors| {
+        problems.extend(errors.iter().map(|e| e.to_string()));
+        JsValue::from_str(&problems.join("; "))
+    })?;
+    if !problems.is_empty() {
+        return Err(JsValue::from_str(&problems.join("; ")));
+    }
+    to_js(&sweep::sweep(&points, &spec))
+}
+
+/// The written SLO document (Markdown) for `spec`; with `result` (what `report` returned) it adds
+/// the measured section.
+#[wasm_bindgen]
+pub fn document(spec: JsValue, result: JsValue) -> Result<String, JsValue> {
+    let spec = spec_from(spec)?;
+    if result.is_undefined() || result.is_null() {
+        return Ok(slo_core::document::document(&spec, None));
+    }
+    let result: ReportResultIn = from_js(result, "result must be what report() returned")?;
+    let files: Vec<Provenance> = result.files.into_iter().map(|f| f.provenance).collect();
+    Ok(match &result.report {
+        Some(r) => slo_core::document::document(
+            &spec,
+            Some(&slo_core::document::Measured {
+                report: r,
+                files: &files,
+            }),
+        ),
+        None => slo_core::document::document(&spec, None),
+    })
+}
+
+#[derive(Deserialize)]
+struct FileIn {
+    provenance: Provenance,
+}
+
+#[derive(Deserialize)]
+struct ReportResultIn {
+    report: Option<Report>,
+    files: Vec<FileIn>,
 }
 
 /// Parses and validates a spec; returns it with defaults filled in, or throws the problems.

@@ -2,7 +2,7 @@
 
 use super::fields::{self, Field, Resolved};
 use super::{Format, IngestOptions, Loaded, Location};
-use crate::table::Row;
+use crate::table::{LabelColumn, LabelIndex, Row};
 
 /// The delimiter of the first line: the most frequent of `,` `\t` `;` `|` outside quotes.
 ///
@@ -50,14 +50,15 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
         .flexible(true)
         .has_headers(false)
         .from_reader(text.as_bytes());
-    let mut records = reader.byte_records();
-    let header = match records.next() {
-        Some(Ok(h)) => h,
-        Some(Err(e)) => {
+    // One record, reused for every row (`byte_records()` would allocate one per row).
+    let mut record = csv::ByteRecord::new();
+    let header = match reader.read_byte_record(&mut record) {
+        Ok(true) => record.clone(),
+        Err(e) => {
             loaded.fatal = Some(format!("{name}: the header line could not be read: {e}"));
             return loaded;
         }
-        None => {
+        Ok(false) => {
             loaded.fatal = Some(format!(
                 "{name}: the file is empty: there is nothing to read"
             ));
@@ -139,12 +140,24 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
         }
     }
     let has_status = has(Field::Status);
+    // Label columns are filled here by column position, not through `Row::labels` (two strings
+    // and a look-up by name per cell), and join the table at the end. Every row has a cell in
+    // each, so the table gets them in header order, as `RequestTable::push` would give them.
+    let mut labels: Vec<(usize, LabelColumn, LabelIndex)> = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| {
+            let c = c.as_ref().filter(|c| c.field == Field::Label)?;
+            Some((k, LabelColumn::new(&c.name), LabelIndex::default()))
+        })
+        .collect();
 
     let mut ttft_sample = Vec::new();
     let mut e2e_sample = Vec::new();
-    for record in records {
-        let record = match record {
-            Ok(r) => r,
+    loop {
+        match reader.read_byte_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
             Err(e) => {
                 let line = e.position().map(|p| p.line());
                 loaded.reject(
@@ -186,8 +199,10 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
         let mut bad = None;
         for (k, (cell, column)) in record.iter().zip(&columns).enumerate() {
             let Some(column) = column else { continue };
-            let text = String::from_utf8_lossy(cell);
-            if let Err(reason) = fields::set_text(&mut row, column, &text) {
+            if column.field == Field::Label {
+                continue;
+            }
+            if let Err(reason) = fields::set_cell(&mut row, column, cell) {
                 bad = Some((k, reason));
                 break;
             }
@@ -205,8 +220,15 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
             ttft_sample.extend(row.ttft_ms);
             e2e_sample.extend(row.e2e_ms);
         }
+        for (k, column, index) in &mut labels {
+            let cell = record.get(*k).unwrap_or_default();
+            column.push_indexed(&fields::cell_text(cell), index);
+        }
         let source_line = u32::try_from(line).unwrap_or(u32::MAX);
         loaded.table.push(row, 0, source_line, name);
+    }
+    if !loaded.table.is_empty() {
+        loaded.table.labels = labels.into_iter().map(|(_, column, _)| column).collect();
     }
     for (field, sample) in [
         (Field::Ttft, &mut ttft_sample),
@@ -256,7 +278,7 @@ mod tests {
         assert!(l.errors.is_empty(), "{:?}", l.errors);
         let t = &l.table;
         assert_eq!(t.len(), 2);
-        assert_eq!(t.id, ["r1", "r2"]);
+        assert_eq!((t.id(0), t.id(1)), ("r1".into(), "r2".into()));
         assert_eq!(t.ttft_ms(0), Some(250.0));
         assert_eq!(t.e2e_ms(0), Some(1250.0));
         assert_eq!(t.input_tokens(1), Some(5000.0));

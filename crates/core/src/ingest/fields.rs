@@ -580,6 +580,85 @@ pub fn set_text(row: &mut Row, r: &Resolved, text: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// Writes one raw CSV cell into `row` as field `r`: the same result, and the same errors, as
+/// [`set_text`] on the cell's text. Numbers written as plain decimals, the bulk of any large
+/// log, are read straight from the bytes (see [`plain_number`]); everything else goes through
+/// [`set_text`].
+pub fn set_cell(row: &mut Row, r: &Resolved, cell: &[u8]) -> Result<(), String> {
+    let number = |cell: &[u8]| match plain_number(cell) {
+        Some(v) => Ok(Some(v)),
+        None => number(&cell_text(cell)),
+    };
+    match r.field {
+        Field::InputTokens => row.input_tokens = number(cell)?.map(token_count).transpose()?,
+        Field::OutputTokens => row.output_tokens = number(cell)?.map(token_count).transpose()?,
+        Field::Ttft => row.ttft_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        Field::E2e => row.e2e_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        Field::Queue => row.queue_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        _ => set_text(row, r, &cell_text(cell))?,
+    }
+    Ok(())
+}
+
+/// The text of a raw cell; invalid UTF-8 is replaced (U+FFFD).
+pub fn cell_text(cell: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(cell) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(cell),
+    }
+}
+
+/// The value of a cell written as plain decimal digits (`812`, `-0.25`, `11307.126`: an
+/// optional minus, digits, optionally a point and more digits, at most 15 digits in all);
+/// `None` for anything else (blanks, exponents, `+`, `.5`, `1.`, long numbers), which
+/// [`number`] then reads.
+///
+/// # Formula
+/// value = m / 10^k, with m the digits as an integer and k the digits after the point. With at
+/// most 15 digits both m and 10^k are exact in an `f64` and IEEE division rounds once, so this
+/// is the correctly rounded value, the same as `str::parse::<f64>` gives (Clinger's fast path).
+///
+/// # Example
+/// ```
+/// use slo_core::ingest::fields::plain_number;
+/// assert_eq!(plain_number(b"11307.126"), Some(11307.126));
+/// assert_eq!(plain_number(b"-0.25"), Some(-0.25));
+/// assert_eq!(plain_number(b"1e3"), None);
+/// assert_eq!(plain_number(b" 5"), None);
+/// ```
+pub fn plain_number(cell: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (negative, body) = match cell {
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, cell),
+    };
+    let mut mantissa = 0u64;
+    let mut digits = 0usize;
+    let mut point = None;
+    for &b in body {
+        match b {
+            b'0'..=b'9' => {
+                mantissa = mantissa * 10 + u64::from(b - b'0');
+                digits += 1;
+                if digits > 15 {
+                    return None;
+                }
+            }
+            b'.' if point.is_none() && digits > 0 => point = Some(digits),
+            _ => return None,
+        }
+    }
+    let scale = match point {
+        None if digits > 0 => 0,
+        Some(at) if at < digits => digits - at,
+        _ => return None,
+    };
+    let value = mantissa as f64 / POW10.get(scale).copied()?;
+    Some(if negative { -value } else { value })
+}
+
 /// After all cells: a row with an error text but no status is an error.
 pub fn finish_row(row: &mut Row, has_status_column: bool) {
     if !has_status_column && row.error.is_some() {
@@ -667,6 +746,51 @@ mod tests {
             Ok(Some(vec![1.0, 2.0, 3.0]))
         );
         assert!(gap_list("1;x", TimeUnit::Ms).unwrap_err().contains("gap 2"));
+    }
+
+    #[test]
+    fn plain_numbers_read_like_the_general_parser() {
+        for text in [
+            "0", "-0", "7", "007", "812", "11307.126", "0.1", "0.3", "-0.25", "123456789012345",
+            "1.00000000000001", "99999.9999999999", "60000.000", "4503599627370497",
+        ] {
+            let want = text.parse::<f64>().ok();
+            match plain_number(text.as_bytes()) {
+                Some(v) => assert_eq!(Some(v.to_bits()), want.map(f64::to_bits), "{text}"),
+                None => assert!(text.len() > 15, "{text} should take the fast path"),
+            }
+        }
+        for text in ["", "-", ".5", "1.", "1e3", "+1", " 1", "1 ", "1.2.3", "--1", "NaN", "0x1"] {
+            assert_eq!(plain_number(text.as_bytes()), None, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn set_cell_matches_set_text() {
+        let cells = [
+            "", " 12.5 ", "12.5", "-1", "-0", "abc", "NaN", "inf", "2.5", "1e3", "null", "-", "ok",
+            "timeout", "500", "x", "[1, 2]", "2026-11-01T00:00:00Z", "r1", "\u{fffd}",
+        ];
+        let fields = [
+            Field::Id, Field::InputTokens, Field::OutputTokens, Field::Ttft, Field::E2e,
+            Field::Itl, Field::Queue, Field::Start, Field::End, Field::Status, Field::Error,
+            Field::Label, Field::Ignore,
+        ];
+        for field in fields {
+            for unit in [TimeUnit::Ms, TimeUnit::S] {
+                let r = Resolved { field: field.clone(), unit, unit_stated: true, name: "x".into() };
+                for cell in cells {
+                    let (mut a, mut b) = (Row::default(), Row::default());
+                    let got = set_cell(&mut a, &r, cell.as_bytes());
+                    let want = set_text(&mut b, &r, cell);
+                    assert_eq!((got, &a), (want, &b), "{field:?} {cell:?}");
+                }
+            }
+        }
+        let mut row = Row::default();
+        let r = Resolved { field: Field::Error, unit: TimeUnit::Ms, unit_stated: false, name: "error".into() };
+        assert_eq!(set_cell(&mut row, &r, b"bad \xff byte"), Ok(()));
+        assert_eq!(row.error.as_deref(), Some("bad \u{fffd} byte"));
     }
 
     #[test]
