@@ -79,7 +79,7 @@ for target in "${TARGETS[@]}"; do
   set +e
   (cd fuzz && cargo fuzz run --sanitizer none "$target" "corpus/$target" -- \
       -max_total_time="$SECONDS_EACH" -jobs=1 -workers=1 -print_final_stats=1 \
-      -rss_limit_mb=2048 -max_len=262144 -timeout=20 \
+      -rss_limit_mb=2048 -max_len=65536 -timeout=20 \
       -artifact_prefix="artifacts/$target/" >"../$log" 2>&1)
   rc=$?
   set -e

@@ -8,7 +8,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use slo_core::evaluate::{evaluate, prepare, Report};
-use slo_core::ingest::{self, IngestOptions, Loaded};
+use slo_core::ingest::{self, ColumnMapping, IngestOptions, Loaded, Provenance};
+use slo_core::saved::SavedReport;
 use slo_core::spec::{Spec, Targets, TtftTarget};
 use slo_core::table::RequestTable;
 
@@ -43,6 +44,8 @@ pub struct Notice {
     pub headline: String,
     /// Located problems, one per line.
     pub details: Vec<String>,
+    /// Headers no field claimed, for the column-mapping step.
+    pub unmapped: Vec<String>,
 }
 
 /// The app's state.
@@ -58,6 +61,14 @@ pub struct AppState {
     /// True while the shown data is the built-in sample.
     pub sample: RwSignal<bool>,
     pub table: Memo<Shared<RequestTable>>,
+    /// The user's column mapping (remembered in this browser), applied to every load.
+    pub mapping: RwSignal<ColumnMapping>,
+    /// The bytes of the last load, so a new mapping can re-read them.
+    pub last_sources: StoredValue<Vec<(String, Vec<u8>)>>,
+    /// A saved report being viewed (opened without its request data).
+    pub viewing: RwSignal<Option<Shared<SavedReport>>>,
+    /// Provenance of what the report was computed from (loaded files, or the saved report's).
+    pub provenance: Memo<Vec<Provenance>>,
     pub report: Memo<Option<Shared<Report>>>,
 }
 
@@ -118,6 +129,15 @@ fn stored_spec() -> (Spec, Option<String>) {
     }
 }
 
+const MAPPING_KEY: &str = "slo-workbench.mapping.v1";
+
+fn stored_mapping() -> ColumnMapping {
+    storage()
+        .and_then(|s| s.get_item(MAPPING_KEY).ok().flatten())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
 fn save_spec(spec: &Spec) {
     if let Some(store) = storage() {
         let _ = store.set_item(SPEC_KEY, &spec.to_json());
@@ -162,7 +182,23 @@ impl AppState {
             let t = table.get();
             Shared::new(spec.with_untracked(|s| prepare(&t.0, s)))
         });
+        let viewing = RwSignal::new(None::<Shared<SavedReport>>);
+        let mapping = RwSignal::new(stored_mapping());
+        Effect::new(move |_| {
+            mapping.with(|m| {
+                if let (Some(store), Ok(json)) = (storage(), serde_json::to_string(m)) {
+                    let _ = store.set_item(MAPPING_KEY, &json);
+                }
+            })
+        });
+        let provenance = Memo::new(move |_| match viewing.get() {
+            Some(saved) => saved.0.files.clone(),
+            None => files.with(|f| f.iter().map(|l| l.0.provenance.clone()).collect()),
+        });
         let report = Memo::new(move |_| {
+            if let Some(saved) = viewing.get() {
+                return Some(Shared::new(saved.0.report.clone()));
+            }
             let t = table.get();
             if t.0.is_empty() {
                 return None;
@@ -188,19 +224,79 @@ impl AppState {
             spec_notice: RwSignal::new(spec_notice),
             sample: RwSignal::new(false),
             table,
+            viewing,
+            provenance,
+            mapping,
+            last_sources: StoredValue::new(Vec::new()),
             report,
         }
+    }
+
+    /// Opens a saved report: with its request data, as loaded data (everything recomputes);
+    /// without, as a read-only view of the saved numbers. The saved spec becomes the spec.
+    pub fn open_saved(&self, saved: SavedReport) {
+        let description = saved.describe();
+        self.spec.set(saved.spec.clone());
+        match saved.data.clone() {
+            Some(table) => {
+                let provenance = saved.files.first().cloned().unwrap_or_default();
+                let rows = table.len() as u64;
+                let loaded = Loaded {
+                    table,
+                    provenance: Provenance {
+                        rows_read: rows,
+                        ..provenance
+                    },
+                    ..Loaded::default()
+                };
+                self.viewing.set(None);
+                self.files.set(vec![Shared::new(loaded)]);
+            }
+            None => self.viewing.set(Some(Shared::new(saved))),
+        }
+        self.sample.set(false);
+        self.notice.set(Some(Notice {
+            failed: false,
+            headline: description,
+            details: Vec::new(),
+            unmapped: Vec::new(),
+        }));
     }
 
     /// Parses `sources` (name, bytes) and, if anything could be read, makes them the loaded data.
     /// Returns true when the data changed. A load that reads nothing keeps the previous data.
     pub fn load(&self, sources: Vec<(String, Vec<u8>)>, sample: bool) -> bool {
-        let options = IngestOptions::default();
+        let options = IngestOptions {
+            mapping: self.mapping.get_untracked(),
+            ..IngestOptions::default()
+        };
+        self.last_sources.set_value(sources.clone());
         let mut good = Vec::new();
         let mut details = Vec::new();
+        let mut unmapped: Vec<String> = Vec::new();
         let mut skipped = 0u64;
         for (name, bytes) in &sources {
+            // A saved report opens as a report, not as a log.
+            if let Ok(text) = std::str::from_utf8(bytes) {
+                if slo_core::saved::looks_saved(text) {
+                    match slo_core::saved::from_json(text) {
+                        Ok(saved) => {
+                            self.open_saved(saved);
+                            return true;
+                        }
+                        Err(e) => {
+                            details.push(format!("{name}: {e}"));
+                            continue;
+                        }
+                    }
+                }
+            }
             let loaded = ingest::parse(name, bytes, &options);
+            for h in &loaded.unmapped_columns {
+                if !unmapped.contains(h) {
+                    unmapped.push(h.clone());
+                }
+            }
             if let Some(fatal) = &loaded.fatal {
                 details.push(fatal.clone());
                 continue;
@@ -226,6 +322,7 @@ impl AppState {
                     "Nothing could be read.".to_string()
                 },
                 details,
+                unmapped,
             }));
             return false;
         }
@@ -246,8 +343,10 @@ impl AppState {
             failed: false,
             headline,
             details,
+            unmapped,
         }));
         self.sample.set(sample);
+        self.viewing.set(None);
         self.files.set(good);
         true
     }

@@ -1,5 +1,6 @@
 //! One module per tab.
 
+pub mod compare;
 pub mod data;
 pub mod document;
 pub mod production;

@@ -31,7 +31,8 @@ pub fn check_loaded(name: &str, loaded: &Loaded) {
     for g in &t.itl.gaps_ms {
         assert!(g.is_finite() && *g >= 0.0, "a gap of {g}");
     }
-    assert_eq!(t.itl.offsets.len(), t.len());
+    // Request i owns gaps_ms[offsets[i]..offsets[i + 1]].
+    assert_eq!(t.itl.offsets.len(), t.len() + 1);
     for row in 0..t.len() {
         if let (Some(ttft), Some(e2e), Status::Ok) = (t.ttft_ms(row), t.e2e_ms(row), t.status[row]) {
             assert!(e2e >= ttft, "row {row}: E2E {e2e} below TTFT {ttft}");

@@ -119,6 +119,7 @@ pub fn DataView() -> impl IntoView {
                 </div>
             </div>
             <Notice />
+            <Mapping />
             <Files />
         </section>
     }
@@ -146,6 +147,92 @@ fn Notice() -> impl IntoView {
                     <ul data-testid="load-details">{details}</ul>
                 </div>
             }
+        })
+    }
+}
+
+/// The column-mapping step: tell the tool what unknown headers mean; remembered in this browser.
+#[component]
+fn Mapping() -> impl IntoView {
+    use slo_core::ingest::fields::{Field, MappedColumn};
+    use slo_core::ingest::TimeUnit;
+    let state = expect_context::<AppState>();
+    let fields = || -> [(Field, &'static str); 12] {
+        [
+            (Field::Ignore, "ignore"),
+            (Field::Ttft, "TTFT"),
+            (Field::E2e, "E2E latency"),
+            (Field::Itl, "inter-token gaps (list)"),
+            (Field::Queue, "queue time"),
+            (Field::InputTokens, "input tokens"),
+            (Field::OutputTokens, "output tokens"),
+            (Field::Id, "request id"),
+            (Field::Status, "status"),
+            (Field::Error, "error text"),
+            (Field::Start, "start time"),
+            (Field::Label, "label (for class rules)"),
+        ]
+    };
+    move || {
+        let unmapped = state
+            .notice
+            .with(|n| n.as_ref().map(|n| n.unmapped.clone()).unwrap_or_default());
+        if unmapped.is_empty() {
+            return None;
+        }
+        let choices: Vec<(String, RwSignal<usize>, RwSignal<usize>)> = unmapped
+            .iter()
+            .map(|h| (h.clone(), RwSignal::new(0), RwSignal::new(1)))
+            .collect();
+        let rows = choices
+            .iter()
+            .enumerate()
+            .map(|(k, (header, field, unit))| {
+                let (field, unit) = (*field, *unit);
+                view! {
+                    <tr>
+                        <th scope="row"><code>{header.clone()}</code></th>
+                        <td><select data-testid=format!("map-field-{k}") aria-label=format!("meaning of column {header}")
+                            on:change=move |ev| field.set(event_target_value(&ev).parse().unwrap_or(0))>
+                            {fields().into_iter().enumerate().map(|(i, (_, label))| view! { <option value=i.to_string()>{label}</option> }).collect_view()}
+                        </select></td>
+                        <td><select data-testid=format!("map-unit-{k}") aria-label=format!("unit of column {header}")
+                            on:change=move |ev| unit.set(event_target_value(&ev).parse().unwrap_or(1))>
+                            <option value="0">"s"</option><option value="1" selected>"ms"</option><option value="2">"µs"</option><option value="3">"ns"</option>
+                        </select></td>
+                    </tr>
+                }
+            })
+            .collect_view();
+        let apply_choices = choices.clone();
+        let apply = move |_| {
+            let choices = &apply_choices;
+            let units = [TimeUnit::S, TimeUnit::Ms, TimeUnit::Us, TimeUnit::Ns];
+            state.mapping.update(|m| {
+                for (header, field, unit) in choices {
+                    let f = fields()
+                        .get(field.get_untracked())
+                        .map_or(Field::Ignore, |(f, _)| f.clone());
+                    m.columns.retain(|c| &c.header != header);
+                    m.columns.push(MappedColumn {
+                        header: header.clone(),
+                        field: f,
+                        unit: units.get(unit.get_untracked()).copied(),
+                    });
+                }
+            });
+            let sources = state.last_sources.get_value();
+            if state.load(sources, false) {
+                go(Tab::Report);
+            }
+        };
+        Some(view! {
+            <div class="mapping" data-testid="mapping">
+                <h2>"Columns the tool did not recognise"</h2>
+                <p class="muted">"Say what each one holds and in which unit; the mapping is remembered in this browser for the next file."</p>
+                <table><thead><tr><th>"column"</th><th>"holds"</th><th>"unit (times)"</th></tr></thead><tbody>{rows}</tbody></table>
+                <button class="primary" data-testid="map-apply" on:click=apply>"Apply and re-read"</button>
+            </div>
         })
     }
 }

@@ -17,6 +17,7 @@ pub fn ReportView() -> impl IntoView {
     let state = expect_context::<AppState>();
     view! {
         <section class="panel">
+            <SavedBanner />
             <QuickTargets />
             {move || match state.report.get() {
                 Some(r) => view! { <Body report=r /> }.into_any(),
@@ -148,6 +149,7 @@ fn Body(report: Shared<Report>) -> impl IntoView {
     let r = report.0;
     let o = &r.overall;
     view! {
+        <div class="report-actions"><SaveReport /></div>
         <Headline g=o.clone() objective=r.objective />
         <div class="cards">
             <div class="card" data-testid="goodput">
@@ -176,6 +178,7 @@ fn Body(report: Shared<Report>) -> impl IntoView {
         <Failures report=r.clone() />
         <Cdfs g=o.clone() />
         <Stalls report=r.clone() />
+        <crate::views::compare::Compare />
         {(!o.warnings.is_empty()).then(|| view! {
             <h2>"Warnings"</h2>
             <ul class="warnings" data-testid="warnings">{o.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}</ul>
@@ -274,6 +277,48 @@ fn Stalls(report: std::sync::Arc<Report>) -> impl IntoView {
         }
     });
     view! { {cancel} {stalls} }
+}
+
+/// Says when a saved report is being viewed, and offers to leave it.
+#[component]
+fn SavedBanner() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        state.viewing.get().map(|saved| {
+            view! {
+                <p class="notice ok" data-testid="saved-banner">
+                    {saved.0.describe()}
+                    " Targets cannot be changed without the data. "
+                    <button class="link" on:click=move |_| state.viewing.set(None)>"Close the saved report"</button>
+                </p>
+            }
+        })
+    }
+}
+
+/// "Save report": the spec, the results, the provenance and, if ticked, the request data.
+#[component]
+fn SaveReport() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let with_data = RwSignal::new(false);
+    let save = move |_| {
+        let Some(report) = state.report.get_untracked() else {
+            return;
+        };
+        let created = String::from(js_sys::Date::new_0().to_iso_string());
+        let files = state.provenance.get_untracked();
+        let table = state.table.get_untracked();
+        let data = (with_data.get_untracked() && state.viewing.with_untracked(Option::is_none))
+            .then_some(table.0.as_ref());
+        let saved = state.spec.with_untracked(|spec| {
+            slo_core::saved::SavedReport::new(&created, spec, &report.0, &files, data)
+        });
+        crate::download::download("slo-report.json", "application/json", &saved.to_json());
+    };
+    view! {
+        <button data-testid="save-report" on:click=save>"Save report"</button>
+        <label class="inline small"><input type="checkbox" data-testid="save-with-data" on:change=move |ev| with_data.set(event_target_checked(&ev)) />"include the request data"</label>
+    }
 }
 
 /// The run's duration, typed, for goodput when the log does not tell.

@@ -174,35 +174,47 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         cell_of.push(cell);
     }
 
-    let mut tpot = Vec::with_capacity(n);
-    let mut itl_stat = Vec::with_capacity(n);
-    let mut max_gap = Vec::with_capacity(n);
-    let mut scratch = Vec::new();
-    for row in 0..n {
-        tpot.push(
+    let tpot: Vec<f64> = (0..n)
+        .map(|row| {
             tpot_ms(
                 table.ttft_ms(row),
                 table.e2e_ms(row),
                 table.output_tokens(row),
             )
-            .unwrap_or(f64::NAN),
-        );
-        let gaps = table.itl.of(row);
-        max_gap.push(gaps.iter().copied().fold(f64::NAN, f64::max));
-        itl_stat.push(match spec.itl_statistic {
-            ItlStatistic::Max => gaps.iter().copied().fold(f64::NAN, f64::max),
-            ItlStatistic::Percentile { q } => {
-                scratch.clear();
-                scratch.extend_from_slice(gaps);
-                scratch.sort_by(f64::total_cmp);
-                percentile_sorted(&scratch, q, spec.method).unwrap_or(f64::NAN)
-            }
-        });
-    }
+            .unwrap_or(f64::NAN)
+        })
+        .collect();
+    // Without gaps in the log, both per-request gap figures are absent for every request.
+    let (itl_stat, max_gap) = if table.has_itl() {
+        per_request_gaps(table, spec)
+    } else {
+        (vec![f64::NAN; n], vec![f64::NAN; n])
+    };
 
     // Values per cell and indicator, completed requests only.
     let n_cells = cells.len();
-    let mut values: Vec<[Vec<f64>; 5]> = (0..n_cells).map(|_| Default::default()).collect();
+    // Sized first: growing a million-value column step by step copies it several times.
+    let mut completed = vec![0usize; n_cells];
+    for (&cell, &status) in cell_of.iter().zip(&table.status) {
+        if let Some(c) = completed
+            .get_mut(cell as usize)
+            .filter(|_| status == Status::Ok)
+        {
+            *c += 1;
+        }
+    }
+    let mut values: Vec<[Vec<f64>; 5]> = completed
+        .iter()
+        .map(|&c| {
+            std::array::from_fn(|k| {
+                if k == 2 {
+                    Vec::new()
+                } else {
+                    Vec::with_capacity(c)
+                }
+            })
+        })
+        .collect();
     for row in 0..n {
         let Some(v) = values.get_mut(cell_of[row] as usize) else {
             continue;
@@ -230,11 +242,13 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             table.queue_ms.get(row).copied().unwrap_or(f64::NAN),
         );
     }
+    let mut scratch = Vec::new();
     for v in &mut values {
         for column in v.iter_mut() {
-            column.sort_unstable_by(f64::total_cmp);
+            sort_total(column, &mut scratch);
         }
     }
+    drop(scratch);
     let stats_of = |sorted: &[Vec<f64>; 5]| -> Vec<IndicatorStats> {
         Indicator::ALL
             .iter()
@@ -243,7 +257,9 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             .collect()
     };
     let cell_stats: Vec<Vec<IndicatorStats>> = values.iter().map(stats_of).collect();
-    // Classes and overall: concatenate sorted runs; the stable sort merges runs in near-linear time.
+    // Classes and overall: concatenate sorted runs; the stable sort merges runs in near-linear
+    // time. A group of one part (a class without buckets, a spec of one class) has that part's
+    // values, already sorted, and its statistics, copied rather than computed again.
     let merge = |parts: &[&[Vec<f64>; 5]]| -> [Vec<f64>; 5] {
         let mut out: [Vec<f64>; 5] = Default::default();
         for (k, column) in out.iter_mut().enumerate() {
@@ -254,20 +270,33 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         }
         out
     };
-    let class_values: Vec<[Vec<f64>; 5]> = (0..n_classes)
-        .map(|c| {
-            let parts: Vec<&[Vec<f64>; 5]> = cells
-                .iter()
-                .zip(&values)
-                .filter(|(k, _)| k.class == c)
-                .map(|(_, v)| v)
-                .collect();
-            merge(&parts)
-        })
-        .collect();
+    let mut class_values: Vec<[Vec<f64>; 5]> = Vec::with_capacity(n_classes);
+    let mut class_stats: Vec<Vec<IndicatorStats>> = Vec::with_capacity(n_classes);
+    for c in 0..n_classes {
+        let members: Vec<usize> = (0..n_cells).filter(|&k| cells[k].class == c).collect();
+        match members.as_slice() {
+            &[only] => {
+                class_values.push(values.get_mut(only).map(std::mem::take).unwrap_or_default());
+                class_stats.push(cell_stats.get(only).cloned().unwrap_or_default());
+            }
+            _ => {
+                let merged = merge(
+                    &members
+                        .iter()
+                        .filter_map(|&k| values.get(k))
+                        .collect::<Vec<_>>(),
+                );
+                class_stats.push(stats_of(&merged));
+                class_values.push(merged);
+            }
+        }
+    }
     drop(values);
-    let class_stats: Vec<Vec<IndicatorStats>> = class_values.iter().map(stats_of).collect();
-    let overall_stats = stats_of(&merge(&class_values.iter().collect::<Vec<_>>()));
+    let overall_stats = match class_stats.as_slice() {
+        [only] => only.clone(),
+        _ => stats_of(&merge(&class_values.iter().collect::<Vec<_>>())),
+    };
+    drop(class_values);
 
     Prepared {
         key: spec.grouping_key(),
@@ -280,6 +309,56 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         class_stats,
         overall_stats,
         unassigned,
+    }
+}
+
+/// The spec's ITL statistic and the largest gap of every request (NaN for a request without gaps).
+fn per_request_gaps(table: &RequestTable, spec: &Spec) -> (Vec<f64>, Vec<f64>) {
+    let n = table.len();
+    let mut itl_stat = Vec::with_capacity(n);
+    let mut max_gap = Vec::with_capacity(n);
+    let mut scratch = Vec::new();
+    for row in 0..n {
+        let gaps = table.itl.of(row);
+        max_gap.push(gaps.iter().copied().fold(f64::NAN, f64::max));
+        itl_stat.push(match spec.itl_statistic {
+            ItlStatistic::Max => gaps.iter().copied().fold(f64::NAN, f64::max),
+            ItlStatistic::Percentile { q } => {
+                scratch.clear();
+                scratch.extend_from_slice(gaps);
+                scratch.sort_by(f64::total_cmp);
+                percentile_sorted(&scratch, q, spec.method).unwrap_or(f64::NAN)
+            }
+        });
+    }
+    (itl_stat, max_gap)
+}
+
+/// Sorts `values` in [`f64::total_cmp`] order: the same result, bit for bit, as
+/// `values.sort_unstable_by(f64::total_cmp)`, in about two thirds of the time.
+///
+/// Each float becomes an integer key whose unsigned order is `total_cmp`'s order, the keys are
+/// sorted as plain integers (a cheaper comparison than `total_cmp`'s), and turned back. Floats
+/// equal under `total_cmp` have the same bits, so the order of equal elements cannot differ.
+/// (An LSD radix sort was tried too: no faster on a million values here, being bound by memory.)
+/// `scratch` is reused between calls.
+fn sort_total(values: &mut [f64], scratch: &mut Vec<u64>) {
+    const SIGN: u64 = 1 << 63;
+    // A negative float has every bit flipped, a positive one only its sign bit.
+    let key = |x: &f64| {
+        let b = x.to_bits();
+        if b & SIGN != 0 {
+            !b
+        } else {
+            b | SIGN
+        }
+    };
+    let unkey = |k: u64| f64::from_bits(if k & SIGN != 0 { k & !SIGN } else { !k });
+    scratch.clear();
+    scratch.extend(values.iter().map(key));
+    scratch.sort_unstable();
+    for (x, &k) in values.iter_mut().zip(scratch.iter()) {
+        *x = unkey(k);
     }
 }
 
@@ -380,6 +459,20 @@ impl Verdict {
 ///   attempted and bad (a TTFT failure the user gave up on).
 /// - a completed request with a target on an indicator the log lacks for it is bad, and the miss is
 ///   marked `missing` so reports can say "no data" rather than "too slow".
+/// # Example
+/// ```
+/// use slo_core::evaluate::{judge, prepare, Outcome};
+/// use slo_core::spec::{Indicator, Spec, Targets, TtftTarget};
+/// use slo_core::table::{RequestTable, Row};
+/// let mut t = RequestTable::default();
+/// // TTFT 640 ms, TPOT (4420 - 640) / 100 = 37.8 ms: request 5 of the worked example.
+/// t.push(Row { ttft_ms: Some(640.0), e2e_ms: Some(4420.0), output_tokens: Some(101.0), ..Row::default() }, 0, 6, "w");
+/// let targets = Targets { ttft: Some(TtftTarget::Fixed { ms: 500.0 }), tpot_ms: Some(50.0), ..Targets::default() };
+/// let spec = Spec::single(targets);
+/// let v = judge(&t, &prepare(&t, &spec), 0, &targets, spec.cancellations);
+/// assert_eq!(v.outcome, Outcome::Missed);
+/// assert_eq!(v.missed, Indicator::Ttft.bit());
+/// ```
 pub fn judge(
     table: &RequestTable,
     prepared: &Prepared,
@@ -1234,4 +1327,54 @@ pub fn fmt_q(q: f64) -> String {
 pub fn fmt_pct(f: f64) -> String {
     let s = format!("{:.2}", f * 100.0);
     format!("{} %", s.trim_end_matches('0').trim_end_matches('.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_total;
+
+    /// The radix sort must give exactly what the comparison sort gives, bit for bit.
+    fn check_sort(values: Vec<f64>) {
+        let mut want = values.clone();
+        want.sort_unstable_by(f64::total_cmp);
+        let mut got = values;
+        sort_total(&mut got, &mut Vec::new());
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&got), bits(&want));
+    }
+
+    #[test]
+    fn radix_sort_matches_total_cmp() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let special = [
+            0.0,
+            -0.0,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::NAN,
+            -f64::NAN,
+            f64::MIN_POSITIVE / 2.0,
+            f64::MAX,
+            f64::MIN,
+        ];
+        for n in [0, 1, 2, 100, 5000, 70_000] {
+            // Latency-like values with duplicates, any bit pattern, and the special values.
+            let values: Vec<f64> = (0..n)
+                .map(|k| match next() % 4 {
+                    0 => (next() % 100_000) as f64 / 1000.0,
+                    1 => f64::from_bits(next()),
+                    2 => special[k % special.len()],
+                    _ => -((next() % 1000) as f64),
+                })
+                .collect();
+            check_sort(values);
+        }
+        check_sort(vec![42.5; 10_000]);
+    }
 }

@@ -18,6 +18,7 @@ pub mod ingest;
 pub mod presets;
 pub mod prometheus;
 pub mod quantile;
+pub mod saved;
 pub mod spec;
 pub mod stats;
 pub mod sweep;

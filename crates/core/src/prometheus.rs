@@ -173,6 +173,8 @@ pub enum PromErrorKind {
 
 impl fmt::Display for PromErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // Quoted input text is cut after 40 characters: a 10 MB line stays a short message.
+        use crate::ingest::fields::quoted;
         match self {
             PromErrorKind::Expected { expected, found } => match found {
                 Some(c) => write!(f, "expected {expected}, found {c:?}"),
@@ -190,23 +192,27 @@ impl fmt::Display for PromErrorKind {
             }
             PromErrorKind::BadValue { text } => write!(
                 f,
-                "{text:?} is not a sample value (a number, +Inf, -Inf or NaN)"
+                "{} is not a sample value (a number, +Inf, -Inf or NaN)",
+                quoted(text)
             ),
-            PromErrorKind::BadTimestamp { text } => {
-                write!(f, "{text:?} is not a timestamp (an integer of milliseconds)")
-            }
+            PromErrorKind::BadTimestamp { text } => write!(
+                f,
+                "{} is not a timestamp (an integer of milliseconds)",
+                quoted(text)
+            ),
             PromErrorKind::TrailingText { text } => {
-                write!(f, "unexpected text {text:?} after the sample")
+                write!(f, "unexpected text {} after the sample", quoted(text))
             }
             PromErrorKind::UnknownType { text } => write!(
                 f,
-                "{text:?} is not a metric type (counter, gauge, histogram, summary, untyped)"
+                "{} is not a metric type (counter, gauge, histogram, summary, untyped)",
+                quoted(text)
             ),
             PromErrorKind::DuplicateType { name, first_line } => {
                 write!(f, "a second # TYPE for {name} (the first, on line {first_line}, is kept)")
             }
             PromErrorKind::BadLe { text } => {
-                write!(f, "le={text:?} is not a bucket bound (a number or +Inf)")
+                write!(f, "le={} is not a bucket bound (a number or +Inf)", quoted(text))
             }
             PromErrorKind::DuplicateSample { first_line } => write!(
                 f,

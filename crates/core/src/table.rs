@@ -240,16 +240,37 @@ pub struct RequestTable {
     pub status: Vec<Status>,
     /// Error texts, sparse: (row, message), rows ascending.
     pub errors: Vec<(usize, String)>,
+    #[serde(with = "nan_as_null")]
     pub input_tokens: Vec<f64>,
+    #[serde(with = "nan_as_null")]
     pub output_tokens: Vec<f64>,
+    #[serde(with = "nan_as_null")]
     pub ttft_ms: Vec<f64>,
+    #[serde(with = "nan_as_null")]
     pub e2e_ms: Vec<f64>,
+    #[serde(with = "nan_as_null")]
     pub queue_ms: Vec<f64>,
     /// Request start, seconds on any clock shared by the whole log.
+    #[serde(with = "nan_as_null")]
     pub start_s: Vec<f64>,
+    #[serde(with = "nan_as_null")]
     pub end_s: Vec<f64>,
     pub itl: Gaps,
     pub labels: Vec<LabelColumn>,
+}
+
+/// JSON has no NaN: absent cells travel as `null` (saved reports carry tables).
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(column: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(column.iter().map(|v| (!v.is_nan()).then_some(*v)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        let cells: Vec<Option<f64>> = Vec::deserialize(d)?;
+        Ok(cells.into_iter().map(|c| c.unwrap_or(f64::NAN)).collect())
+    }
 }
 
 fn cell(column: &[f64], row: usize) -> Option<f64> {
@@ -359,6 +380,29 @@ impl RequestTable {
     /// True when any request has inter-token gaps.
     pub fn has_itl(&self) -> bool {
         !self.itl.gaps_ms.is_empty()
+    }
+
+    /// Makes room for `additional` more rows in every column, so that a parser that can count
+    /// its rows fills a million-row table without copying columns as they grow.
+    pub fn reserve(&mut self, additional: usize) {
+        self.source.reserve(additional);
+        self.line.reserve(additional);
+        self.status.reserve(additional);
+        for column in [
+            &mut self.input_tokens,
+            &mut self.output_tokens,
+            &mut self.ttft_ms,
+            &mut self.e2e_ms,
+            &mut self.queue_ms,
+            &mut self.start_s,
+            &mut self.end_s,
+        ] {
+            column.reserve(additional);
+        }
+        self.itl.offsets.reserve(additional);
+        for label in &mut self.labels {
+            label.codes.reserve(additional);
+        }
     }
 
     /// Appends one row from source `source` at `line`.

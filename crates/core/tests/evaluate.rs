@@ -391,3 +391,50 @@ fn judge_marks_missing_data_apart_from_slow() {
     assert_eq!(v.outcome, Outcome::Missed);
     assert_eq!(v.missing, Indicator::Tpot.bit());
 }
+
+#[test]
+fn itl_pools_gaps_checks_per_request_statistic_and_finds_hidden_stalls() {
+    use slo_core::spec::{ItlStatistic, StallRule};
+    // Request 1 streams 10 gaps of 40 ms with one 600 ms stall; request 2 has smooth 45 ms gaps.
+    let stalled_gaps = {
+        let mut g = vec![40.0; 10];
+        g[5] = 600.0;
+        g
+    };
+    let smooth = vec![45.0; 11];
+    let rows = vec![
+        // TPOT = (1060 - 100) / (21 - 1) = 48 ms; request 2: (595 - 100) / (12 - 1) = 45 ms.
+        Row {
+            itl_ms: Some(stalled_gaps.clone()),
+            ..ok(100.0, 1060.0, 21.0)
+        },
+        Row {
+            itl_ms: Some(smooth.clone()),
+            ..ok(100.0, 595.0, 12.0)
+        },
+    ];
+    let mut spec = Spec::single(Targets {
+        tpot_ms: Some(50.0),
+        itl_ms: Some(500.0),
+        ..Targets::default()
+    });
+    spec.stall = Some(StallRule::AbsoluteMs { ms: 500.0 });
+    let t = table(&rows);
+    let r = report(&t, &spec, &Duration::unknown("-"));
+    // Marginal ITL pools all 21 gaps of completed requests.
+    let itl = r
+        .overall
+        .indicators
+        .iter()
+        .find(|i| i.indicator == Indicator::Itl)
+        .expect("itl");
+    assert_eq!(itl.stats.n, 21);
+    // Request 1's worst gap (600) misses the ITL target, though its TPOT (48 ms) passes.
+    assert_eq!(r.failing.len(), 1);
+    assert_eq!(r.failing[0].missed, vec![Indicator::Itl]);
+    assert_eq!(r.overall.hidden_stalls, 1);
+    assert_eq!(r.stalled[0].max_gap_ms, 600.0);
+    // With the per-request p50 of gaps as the ITL statistic, request 1 passes (median gap 40 ms).
+    spec.itl_statistic = ItlStatistic::Percentile { q: 50.0 };
+    assert_eq!(report(&t, &spec, &Duration::unknown("-")).overall.good, 2);
+}

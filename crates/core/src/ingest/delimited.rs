@@ -36,6 +36,18 @@ pub fn detect_delimiter(text: &str) -> u8 {
         .map_or(b',', |(d, _)| *d)
 }
 
+/// Headers for a message: quoted, at most 20 of them, each cut after 40 characters (a header line
+/// of a million names, or one 10 MB name, stays a short sentence).
+fn header_list<'a>(headers: impl ExactSizeIterator<Item = &'a String>) -> String {
+    const SHOWN: usize = 20;
+    let n = headers.len();
+    let mut out: Vec<String> = headers.take(SHOWN).map(|h| fields::quoted(h)).collect();
+    if n > SHOWN {
+        out.push(format!("... ({} more)", n - SHOWN));
+    }
+    out.join(", ")
+}
+
 /// Reads a CSV or TSV log. The delimiter is detected from the header line.
 pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) -> Loaded {
     let mut loaded = Loaded::default();
@@ -82,8 +94,9 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
                     && columns.iter().flatten().any(|c| c.field == r.field) =>
             {
                 loaded.warnings.push(format!(
-                    "{name}:{header_line}:{}: column \"{h}\" names the same field ({}) as an earlier column; the earlier one is used",
+                    "{name}:{header_line}:{}: column {} names the same field ({}) as an earlier column; the earlier one is used",
                     k + 1,
+                    fields::quoted(h),
                     r.field.name()
                 ));
                 columns.push(None);
@@ -93,8 +106,9 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
                     && columns.iter().flatten().any(|c| c.name == r.name) =>
             {
                 loaded.warnings.push(format!(
-                    "{name}:{header_line}:{}: duplicate column \"{h}\"; the earlier one is used",
-                    k + 1
+                    "{name}:{header_line}:{}: duplicate column {}; the earlier one is used",
+                    k + 1,
+                    fields::quoted(h)
                 ));
                 columns.push(None);
             }
@@ -111,13 +125,13 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
     if !loaded.unmapped_columns.is_empty() {
         loaded.warnings.push(format!(
             "{name}: ignored columns the tool does not know: {} (map them in the column-mapping step if they matter)",
-            loaded.unmapped_columns.join(", ")
+            header_list(loaded.unmapped_columns.iter())
         ));
     }
     if !has(Field::Ttft) && !has(Field::E2e) {
         loaded.fatal = Some(format!(
             "{name}:{header_line}: no latency column: the header has {}; expected a TTFT or E2E column such as ttft_ms, time_to_first_token, e2e_ms or latency_ms (or map one in the column-mapping step)",
-            headers.iter().map(|h| format!("\"{h}\"")).collect::<Vec<_>>().join(", ")
+            header_list(headers.iter())
         ));
         return loaded;
     }
@@ -152,6 +166,19 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
         })
         .collect();
 
+    // At most one row per line end (and a last line without one). Counted in blocks of 255
+    // bytes into a byte-wide sum, which compilers vectorise far better than a `usize` count.
+    let rows = text
+        .as_bytes()
+        .chunks(255)
+        .map(|block| usize::from(block.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
+        .sum::<usize>()
+        + 1;
+    loaded.table.reserve(rows);
+    for (_, column, _) in &mut labels {
+        column.codes.reserve(rows);
+    }
+
     let mut ttft_sample = Vec::new();
     let mut e2e_sample = Vec::new();
     loop {
@@ -185,10 +212,31 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
             } else {
                 "is long"
             };
+            // A quote that is never closed takes the following lines into one cell (with the
+            // file's last line end, which is not a line of its own).
+            let swallowed: u64 = record
+                .iter()
+                .map(|cell| {
+                    let end = cell
+                        .iter()
+                        .rposition(|&b| b != b'\n' && b != b'\r')
+                        .map_or(0, |p| p + 1);
+                    let inner = cell.get(..end).unwrap_or(cell);
+                    inner.iter().filter(|&&b| b == b'\n').count() as u64
+                })
+                .sum();
+            let hint = if swallowed > 0 {
+                format!(
+                    "; a quoted cell opened on this line runs on to line {} (an unbalanced quote?)",
+                    line + swallowed
+                )
+            } else {
+                String::new()
+            };
             loaded.reject(
                 at(None, None),
                 format!(
-                    "the row {what}: it has {} fields, the header has {}",
+                    "the row {what}: it has {} fields, the header has {}{hint}",
                     record.len(),
                     headers.len()
                 ),
@@ -226,6 +274,13 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
         }
         let source_line = u32::try_from(line).unwrap_or(u32::MAX);
         loaded.table.push(row, 0, source_line, name);
+    }
+    if loaded.table.is_empty() && loaded.error_count == 0 {
+        // Not an empty table the app would show as "loaded 0 requests" in place of its data.
+        loaded.fatal = Some(format!(
+            "{name}: the file has a header line but no rows under it: there is nothing to read"
+        ));
+        return loaded;
     }
     if !loaded.table.is_empty() {
         loaded.table.labels = labels.into_iter().map(|(_, column, _)| column).collect();

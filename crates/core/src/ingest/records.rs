@@ -61,7 +61,11 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
                         column: Some(e.column() as u64),
                         ..at
                     },
-                    format!("not valid JSON: {e}"),
+                    if e.is_eof() {
+                        format!("the line ends too early (truncated file?): {e}")
+                    } else {
+                        format!("not valid JSON: {e}")
+                    },
                 ),
             }
         }

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""Side by side: the numpy reference and `slo report`, each as a whole process, alternately.
+
+    python3 bench/compare_cli.py target/bench/requests_1m.csv [--runs 5] [--slo target/cli/slo]
+
+Each run starts a fresh process (interpreter start, imports, reading the file, output are all
+part of what a user waits for). The two commands alternate, so that a machine that gets busier
+or quieter during the benchmark affects both alike. Reported: the median wall time of each, the
+ratio of the medians, median CPU time (user + system) and peak memory (max RSS) per process.
+
+Then both answers are checked against each other: joint attainment, and p90 of TTFT, TPOT and
+E2E by numpy's linear and nearest methods. The exit status is 1 if they differ.
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, out_path):
+    """Runs `cmd` with stdout to `out_path`; returns (wall s, cpu s, max RSS MiB)."""
+    with open(out_path, "wb") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"failed: {' '.join(cmd)} (exit {os.waitstatus_to_exitcode(status)})")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def close(a, b):
+    if a is None or b is None:
+        return a is b
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1.0)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--slo", default="target/cli/slo", help="the slo binary (cargo build --profile cli -p slo-cli)")
+    ap.add_argument("--ttft", type=float, default=500.0)
+    ap.add_argument("--tpot", type=float, default=50.0)
+    ap.add_argument("--json", help="also write the figures to this file")
+    a = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="slo-bench-")
+    ref_out, slo_out = os.path.join(tmp, "reference.json"), os.path.join(tmp, "slo.json")
+    reference = [sys.executable, os.path.join(HERE, "reference_report.py"), a.file,
+                 "--ttft", str(a.ttft), "--tpot", str(a.tpot), "--json"]
+    slo = [a.slo, "report", "--ttft", f"{a.ttft:g}", "--tpot", f"{a.tpot:g}",
+           "--percentiles", "50,90,99", "--format", "json", a.file]
+    print(f"file: {a.file} ({os.path.getsize(a.file) / 1e6:.1f} MB)")
+    print(f"reference: python3 bench/reference_report.py FILE --json   (pandas.read_csv + numpy)")
+    print(f"slo:       {' '.join(slo[:-1])} FILE")
+    times = {"reference": [], "slo": []}
+    for k in range(a.runs):
+        for name, cmd, out in (("reference", reference, ref_out), ("slo", slo, slo_out)):
+            times[name].append(run(cmd, out))
+        r, s = times["reference"][-1], times["slo"][-1]
+        print(f"  run {k + 1}: reference {r[0] * 1e3:7.0f} ms   slo {s[0] * 1e3:6.0f} ms")
+
+    med = {name: [statistics.median(t[i] for t in runs) for i in range(3)] for name, runs in times.items()}
+    ratio = med["reference"][0] / med["slo"][0]
+    print()
+    print(f"{'':10} {'wall (median)':>14} {'cpu (median)':>13} {'max RSS':>10}")
+    for name in ("reference", "slo"):
+        w, c, m = med[name]
+        print(f"{name:10} {w * 1e3:11.0f} ms {c * 1e3:10.0f} ms {m:7.0f} MiB")
+    cpu_ratio = med["reference"][1] / med["slo"][1]
+    print(f"ratio of medians (reference / slo): wall {ratio:.1f}x, cpu {cpu_ratio:.1f}x   (target: wall >= 8x)")
+
+    # Same answers?
+    with open(ref_out) as f:
+        ref = json.load(f)["overall"]
+    with open(slo_out) as f:
+        got = json.load(f)["overall"]
+    rows = [("joint attainment", ref["attainment"], got["attainment"])]
+    for ind in ("ttft_ms", "tpot_ms", "e2e_ms"):
+        lin, near = ref["percentiles"][ind]["90"]
+        p90 = got["percentile_details"][ind]["by_percentile"]["90"]
+        rows.append((f"p90 {ind} linear", lin, p90["linear"]))
+        rows.append((f"p90 {ind} nearest", near, p90["nearest"]))
+    print()
+    print(f"{'':22} {'reference':>18} {'slo':>18}")
+    same = True
+    for label, want, have in rows:
+        ok = close(want, have)
+        same &= ok
+        print(f"{label:22} {want!s:>18} {have!s:>18}  {'same' if ok else 'DIFFERENT'}")
+    print("answers: " + ("the same" if same else "DIFFERENT"))
+
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({
+                "file": a.file, "size_bytes": os.path.getsize(a.file), "runs": a.runs,
+                "reference": {"wall_s": med["reference"][0], "cpu_s": med["reference"][1], "max_rss_mib": med["reference"][2],
+                              "all_wall_s": [t[0] for t in times["reference"]]},
+                "slo": {"wall_s": med["slo"][0], "cpu_s": med["slo"][1], "max_rss_mib": med["slo"][2],
+                        "all_wall_s": [t[0] for t in times["slo"]]},
+                "ratio_wall": ratio, "ratio_cpu": cpu_ratio, "same_answers": same,
+            }, f, indent=2)
+    sys.exit(0 if same else 1)
+
+
+if __name__ == "__main__":
+    main()
