@@ -12,7 +12,7 @@
 
 use leptos::prelude::*;
 use plotly::common::{DashType, Line, LineShape, Title};
-use plotly::layout::{Annotation, Axis, AxisType, Shape, ShapeLayer, ShapeLine, ShapeType};
+use plotly::layout::{Axis, AxisType, Shape, ShapeLayer, ShapeLine, ShapeType};
 use plotly::Plot;
 use slo_core::budget::{
     budget, diagnose, events, BudgetConfig, BudgetError, BudgetReport, Diagnosis, DiagnosisConfig,
@@ -21,7 +21,7 @@ use slo_core::budget::{
 use slo_core::evaluate::{fmt_pct, fmt_q};
 use slo_core::prometheus::{
     analyse, read_dump, Analysis, Dump, FractionKind, FractionUnder, GroupAnalysis, HistogramQuery,
-    JOINT_CAVEAT, VLLM_LATENCY_FAMILIES,
+    VLLM_LATENCY_FAMILIES,
 };
 use wasm_bindgen::{JsCast, JsValue};
 
@@ -44,6 +44,10 @@ const EXAMPLE: [(&str, &str); 2] = [
         include_str!("../../crates/core/tests/fixtures/prometheus/replica_b.prom"),
     ),
 ];
+
+/// The core's caveat (`prometheus::JOINT_CAVEAT`), said for this page: the logs below can do
+/// what the histograms cannot.
+const CAVEAT: &str = "Histograms give one share per indicator, not joint attainment: the requests slow to start and those slow to stream can be different ones, so the share that met every target at once can be lower than every share here. The error budget below, from request logs, counts requests that met every target.";
 
 /// One replica's pasted text: its name, its dump now, and an earlier dump (may be empty).
 #[derive(Clone, Default, PartialEq)]
@@ -472,21 +476,39 @@ fn histograms_html(h: &Histograms) -> String {
     } else {
         ""
     };
-    let notes: Vec<String> = h.notes.iter().chain(&a.notes).cloned().collect();
-    let groups: String = a.groups.iter().map(group_html).collect();
+    // A note every group carries (such as "measured inside the engine") is said once, above.
+    let common: Vec<String> = a
+        .groups
+        .first()
+        .map(|g| {
+            g.notes
+                .iter()
+                .filter(|n| a.groups.iter().all(|o| o.notes.contains(n)))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let notes: Vec<String> = h
+        .notes
+        .iter()
+        .chain(&a.notes)
+        .chain(&common)
+        .cloned()
+        .collect();
+    let groups: String = a.groups.iter().map(|g| group_html(g, &common)).collect();
     format!(
         "<p class=\"headline sentence\" data-testid=\"prod-headline\">{}</p>\
          <p class=\"callout\" data-testid=\"prod-caveat\">⚠ {}</p>\
          <p class=\"muted\">{counts}{no_targets}</p>{}{}<div class=\"groups\">{groups}</div>",
         esc(&headline),
-        sentence(JOINT_CAVEAT),
+        CAVEAT,
         warning_list("prod-notes", &notes),
         read_html(h)
     )
 }
 
 /// One indicator for one set of traffic labels, merged over replicas.
-fn group_html(g: &GroupAnalysis) -> String {
+fn group_html(g: &GroupAnalysis, said: &[String]) -> String {
     let key = g.indicator.key().trim_end_matches("_ms");
     let labels = labels_text(g);
     let mut out = format!(
@@ -512,13 +534,14 @@ fn group_html(g: &GroupAnalysis) -> String {
     }
     if !g.percentiles.is_empty() {
         let several = g.replicas.len() > 1;
-        out.push_str(&format!(
+        out.push_str(if several {
             "<table class=\"pct\"><thead><tr><th>p</th>\
              <th title=\"histogram_quantile over the merged buckets: the right answer, to bucket resolution\">merged</th>\
-             <th title=\"what a dashboard that averages the replicas' percentiles shows\">{}</th>\
-             <th title=\"mean of the replicas' percentiles minus the merged one\">averaging is off by</th><th>each replica</th></tr></thead><tbody>",
-            if several { "mean of replicas" } else { "one replica" }
-        ));
+             <th title=\"what a dashboard that averages the replicas' percentiles shows\">mean of the replicas' own</th>\
+             <th title=\"mean of the replicas' percentiles minus the merged one\">averaging is off by</th><th>each replica</th></tr></thead><tbody>"
+        } else {
+            "<table class=\"pct narrow\"><thead><tr><th>p</th><th title=\"histogram_quantile over the buckets\">value</th></tr></thead><tbody>"
+        });
         for p in &g.percentiles {
             let merged = p.merged.as_ref().map_or("—".to_string(), |m| {
                 if m.lower_bound_only {
@@ -527,30 +550,36 @@ fn group_html(g: &GroupAnalysis) -> String {
                     ms(m.value_ms)
                 }
             });
-            let off = match (p.error_ms, p.relative_error) {
-                (Some(e), Some(r)) => format!(
-                    "{}{} ({}{})",
-                    if e > 0.0 { "+" } else { "" },
-                    ms(e),
-                    if r > 0.0 { "+" } else { "" },
-                    fmt_pct(r)
-                ),
-                _ => "—".to_string(),
-            };
-            let each = p
-                .per_replica_ms
-                .iter()
-                .map(|(n, v)| format!("{n}: {}", v.map_or("—".to_string(), ms)))
-                .collect::<Vec<_>>()
-                .join(" · ");
             out.push_str(&format!(
-                "<tr><th scope=\"row\">p{q}</th><td class=\"num\" data-testid=\"prod-p-{key}-{q}\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"muted small\">{}</td></tr>",
+                "<tr><th scope=\"row\">p{q}</th><td class=\"num\" data-testid=\"prod-p-{key}-{q}\">{}</td>",
                 esc(&merged),
-                p.mean_of_replicas_ms.map_or("—".to_string(), ms),
-                esc(&off),
-                esc(&each),
                 q = fmt_q(p.q)
             ));
+            if several {
+                let off = match (p.error_ms, p.relative_error) {
+                    (Some(e), Some(r)) => format!(
+                        "{}{} ({}{})",
+                        if e > 0.0 { "+" } else { "" },
+                        ms(e),
+                        if r > 0.0 { "+" } else { "" },
+                        fmt_pct(r)
+                    ),
+                    _ => "—".to_string(),
+                };
+                let each = p
+                    .per_replica_ms
+                    .iter()
+                    .map(|(n, v)| format!("{n}: {}", v.map_or("—".to_string(), ms)))
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                out.push_str(&format!(
+                    "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"muted small\">{}</td>",
+                    p.mean_of_replicas_ms.map_or("—".to_string(), ms),
+                    esc(&off),
+                    esc(&each)
+                ));
+            }
+            out.push_str("</tr>");
         }
         out.push_str("</tbody></table>");
     }
@@ -567,7 +596,13 @@ fn group_html(g: &GroupAnalysis) -> String {
     } else if !g.fractions.is_empty() {
         out.push_str("<p class=\"small muted\">✓ Every target is a bucket edge, so these shares are exact.</p>");
     }
-    out.push_str(&warning_list("prod-group-notes", &g.notes));
+    let notes: Vec<String> = g
+        .notes
+        .iter()
+        .filter(|n| !said.contains(n))
+        .cloned()
+        .collect();
+    out.push_str(&warning_list("prod-group-notes", &notes));
     out.push_str("</div>");
     out
 }
@@ -783,7 +818,7 @@ fn alerts_html(b: &BudgetReport) -> String {
                 })
                 .collect();
             format!(
-                "<td class=\"cell fail\">🔔 would have fired {}×: {}</td>",
+                "<td class=\"cell fail\">✗ would have fired {}×: {}</td>",
                 h.intervals.len(),
                 esc(&list.join("; "))
             )
@@ -869,38 +904,39 @@ fn burn_figure(b: &BudgetReport) -> String {
             .line(Line::new().shape(LineShape::Hv).width(2.0))
             .hover_template("%{y:.2f}× the budget pace<extra></extra>"),
     );
-    let shapes: Vec<Shape> = b
-        .alerts
+    // Each alert's threshold as a flat line across the slices, named in the legend.
+    let ends: Vec<f64> = [b.slices.first(), b.slices.last()]
         .iter()
-        .map(|h| {
-            hline(
-                h.alert.burn_rate,
-                severity_color(h.alert.severity),
-                DashType::Dash,
-            )
-        })
+        .flatten()
+        .map(|s| axis_x(s.start_s))
         .collect();
-    let notes: Vec<Annotation> = b
-        .alerts
-        .iter()
-        .map(|h| {
-            let kind = match h.alert.severity {
-                Severity::Page => "page",
-                Severity::Ticket => "ticket",
-            };
-            hlabel(
-                h.alert.burn_rate,
-                format!("{kind} {}× ({})", fmt::num(h.alert.burn_rate), h.alert.name),
-                severity_color(h.alert.severity),
+    for h in &b.alerts {
+        let kind = match h.alert.severity {
+            Severity::Page => "page",
+            Severity::Ticket => "ticket",
+        };
+        plot.add_trace(
+            trace(
+                &format!(
+                    "{kind} above {}× ({})",
+                    fmt::num(h.alert.burn_rate),
+                    h.alert.name
+                ),
+                ends.clone(),
+                vec![h.alert.burn_rate; ends.len()],
             )
-        })
-        .collect();
+            .mode(plotly::common::Mode::Lines)
+            .line(
+                Line::new()
+                    .dash(DashType::Dash)
+                    .color(severity_color(h.alert.severity))
+                    .width(1.5),
+            ),
+        );
+    }
     plot.set_layout(
-        layout("", "burn rate (× the budget pace)", 340)
-            .x_axis(time_axis(b.slices.first().map(|s| s.start_s)))
-            .show_legend(false)
-            .shapes(shapes)
-            .annotations(notes),
+        layout("", "burn rate (× the budget pace)", 360)
+            .x_axis(time_axis(b.slices.first().map(|s| s.start_s))),
     );
     plot.to_json()
 }

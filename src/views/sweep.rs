@@ -113,7 +113,7 @@ pub(crate) fn warning_list(test_id: &str, items: &[String]) -> String {
 }
 
 /// Parses (name, bytes) sources; keeps the previous sweep when nothing could be read.
-fn load(sources: Vec<(String, Vec<u8>)>) {
+fn load(sources: Vec<(String, Vec<u8>)>, what: &str) {
     let s = store();
     let options = IngestOptions::default();
     let mut good = Vec::new();
@@ -134,7 +134,7 @@ fn load(sources: Vec<(String, Vec<u8>)>) {
         return;
     }
     let mut text = format!(
-        "Loaded {} file{}, one per load level.",
+        "Loaded {what}{} file{}, one per load level.",
         good.len(),
         if good.len() == 1 { "" } else { "s" }
     );
@@ -182,7 +182,7 @@ async fn load_sample() {
             }
         }
     }
-    load(sources);
+    load(sources, "the sample sweep: ");
 }
 
 /// Reads every file of a FileList into (name, bytes).
@@ -325,6 +325,8 @@ pub fn SweepView() -> impl IntoView {
             (None, Ok(_)) => "<p class=\"notice error\" data-testid=\"sweep-invalid\">The targets are not valid; fix them on the Targets tab.</p>".to_string(),
         })
     });
+    let html_lints =
+        Memo::new(move |_| report.with(|r| r.as_ref().map_or(String::new(), |r| lints_html(&r.0))));
     let html_files = Memo::new(move |_| {
         let p = points.get();
         let t = typed.get();
@@ -400,7 +402,7 @@ pub fn SweepView() -> impl IntoView {
         };
         if input.id() == "sweep-upload" {
             if let Some(list) = input.files() {
-                wasm_bindgen_futures::spawn_local(async move { load(read_files(list).await) });
+                wasm_bindgen_futures::spawn_local(async move { load(read_files(list).await, "") });
             }
         } else if let Some(k) = input
             .get_attribute("data-file")
@@ -434,7 +436,7 @@ pub fn SweepView() -> impl IntoView {
         ev.prevent_default();
         dragging.set(false);
         if let Some(list) = ev.data_transfer().and_then(|d| d.files()) {
-            wasm_bindgen_futures::spawn_local(async move { load(read_files(list).await) });
+            wasm_bindgen_futures::spawn_local(async move { load(read_files(list).await, "") });
         }
     };
     // The provisioning fields, written once per visit so that typing never re-renders them.
@@ -496,6 +498,7 @@ pub fn SweepView() -> impl IntoView {
                     "Each point is one file: the share of its requests that met every target at once (failures count as bad), with its 95 % interval shaded. "
                     "The dashed red line is the objective, the green line the capacity, the dotted grey line the interpolated crossing."
                 </p>
+                <div inner_html=html_lints></div>
             </div>
             <div class="scroll" inner_html=html_files></div>
             <div class="sweep-results" class:hidden=no_report>
@@ -616,8 +619,13 @@ fn answer_html(r: &SweepReport, n_classes: usize) -> String {
         }
         out.push_str("</tbody></table>");
     }
+    out
+}
+
+/// The lints as a short list: the same warning for seven files is one warning about seven files.
+fn lints_html(r: &SweepReport) -> String {
+    let mut out = String::new();
     if !r.lints.is_empty() {
-        // The same warning for seven files is one warning about seven files.
         let mut li = String::new();
         for (k, l) in r.lints.iter().enumerate() {
             let same = |o: &&slo_core::sweep::Lint| o.kind == l.kind && o.message == l.message;
@@ -633,10 +641,10 @@ fn answer_html(r: &SweepReport, n_classes: usize) -> String {
             li.push_str(&format!(
                 "<li><strong>{}</strong>{}: {}</li>",
                 lint_title(l.kind),
-                if files.is_empty() {
-                    String::new()
-                } else {
-                    format!(" · {}", esc(&files.join(", ")))
+                match files.len() {
+                    0 => String::new(),
+                    n if n > 2 && n == r.points.len() => format!(" · all {n} files"),
+                    _ => format!(" · {}", esc(&files.join(", "))),
                 },
                 sentence(&l.message)
             ));

@@ -59,7 +59,7 @@ test("the sample sweep: capacity, sentence, charts, provisioning, and a target c
   assert.equal(await sweep.text("sweep-gpus"), "16");
   assert.equal(await sweep.text("sweep-per-gpu"), "3 req/s");
   // The SLO-scale curve defaults to the first failing rate: 97.5 % at 8 req/s as written.
-  assert.match(await sweep.text("sweep-scale-message"), /at 8 req\/s \(sweep_8\.json \(sample\)\), attainment is 97\.5 %/);
+  assert.match(await sweep.text("sweep-scale-message"), /At 8 req\/s \(sweep_8\.json \(sample\)\), attainment is 97\.5 %/);
   await screenshot(page, "sweep");
 
   // TTFT 100 ms (`slo sweep crates/core/tests/fixtures/sweep/sweep_*.json --ttft 100 --tpot 50`):

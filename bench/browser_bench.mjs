@@ -1,0 +1,222 @@
+#!/usr/bin/env node
+// File to full report in the app, in headless Chromium: how long, how long the main thread is
+// blocked, how much memory.
+//
+//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--compare cli.json] [--json out.json]
+//
+// Needs dist/ (`trunk build --release`). Each run launches a fresh browser (so the renderer's
+// peak memory is that run's), opens the app, goes to the Data tab and gives the file to the
+// `upload` input. Timed inside the page, with performance.now():
+//   - from the input's `change` event (the browser has the file; Playwright's copy of the file
+//     into the browser is not counted, it is printed apart),
+//   - to the moment the report's `attainment` element shows a value (DOM updated),
+//   - and to the next painted frame after that.
+// Long tasks come from a PerformanceObserver ('longtask'), registered before the app starts.
+// Memory: the renderer process's peak resident set (VmHWM in /proc, Linux) and the JS heap
+// (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
+// isolated page, which the app (served by the test harness) is not; it is reported when present.
+//
+// --compare takes the JSON written by bench/compare_cli.py and prints the ratio to the
+// reference's whole process (target: the app at least 2x faster).
+import fs from "node:fs";
+import path from "node:path";
+import { serve, launch, dist } from "../tests/browser/harness.mjs";
+
+function parseArgs(argv) {
+  const args = { file: null, runs: 3, compare: null, json: null };
+  for (let k = 0; k < argv.length; k++) {
+    const a = argv[k];
+    if (a === "--runs") args.runs = Number(argv[++k]);
+    else if (a === "--compare") args.compare = argv[++k];
+    else if (a === "--json") args.json = argv[++k];
+    else args.file = a;
+  }
+  if (!args.file) {
+    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--compare cli.json] [--json out.json]");
+    process.exit(2);
+  }
+  return args;
+}
+
+/** Registered before any page script: long tasks and the two timestamps of a run. */
+function initScript() {
+  window.__bench = { longtasks: [], change: null, shown: null, painted: null, value: null };
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__bench.longtasks.push({ start: e.startTime, duration: e.duration });
+    }).observe({ type: "longtask", buffered: true });
+  } catch (e) {
+    window.__bench.longtaskError = String(e);
+  }
+}
+
+/** In the page, just before the upload: note the `change` event and the report's appearance. */
+function armTimers() {
+  const b = window.__bench;
+  const input = document.querySelector('[data-testid="upload"]');
+  input.addEventListener("change", () => (b.change = performance.now()), { capture: true, once: true });
+  const observer = new MutationObserver(() => {
+    const el = document.querySelector('[data-testid="attainment"]');
+    const text = el && el.textContent.trim();
+    if (b.change !== null && b.shown === null && text && text !== "—") {
+      b.shown = performance.now();
+      b.value = text;
+      observer.disconnect();
+      requestAnimationFrame(() => requestAnimationFrame(() => (b.painted = performance.now())));
+    }
+  });
+  observer.observe(document.body, { childList: true, subtree: true, characterData: true });
+}
+
+/** Peak resident set (KiB) of this process's Chromium renderers: the largest VmHWM. */
+function rendererPeakKiB() {
+  const parent = new Map();
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      parent.set(Number(pid), Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]));
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  const ours = (pid) => {
+    for (let p = pid, hops = 0; p > 1 && hops < 20; p = parent.get(p) ?? 0, hops++) if (p === process.pid) return true;
+    return false;
+  };
+  let peak = 0;
+  for (const pid of parent.keys()) {
+    if (!ours(pid)) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) continue;
+      const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+      if (m) peak = Math.max(peak, Number(m[1]));
+    } catch {
+      // gone
+    }
+  }
+  return peak;
+}
+
+async function once(url, file) {
+  const browser = await launch();
+  try {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript(initScript);
+    const page = await context.newPage();
+    const errors = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    await page.goto(url);
+    await page.waitForSelector("header.top");
+    await page.getByTestId("tab-data").click();
+    await page.getByTestId("upload").waitFor();
+    await page.evaluate(armTimers);
+    const before = await page.evaluate(() => performance.memory?.usedJSHeapSize ?? null);
+    const t0 = Date.now();
+    await page.getByTestId("upload").setInputFiles(file);
+    const handedOver = Date.now() - t0;
+    await page.waitForFunction(() => window.__bench.painted !== null, null, { timeout: 600_000, polling: 100 });
+    await page.waitForTimeout(300); // let the long-task observer deliver
+    const b = await page.evaluate(async () => {
+      const b = window.__bench;
+      let uaMemory = null;
+      if (self.crossOriginIsolated && performance.measureUserAgentSpecificMemory) {
+        uaMemory = (await performance.measureUserAgentSpecificMemory()).bytes;
+      }
+      return {
+        ...b,
+        heapUsed: performance.memory?.usedJSHeapSize ?? null,
+        heapTotal: performance.memory?.totalJSHeapSize ?? null,
+        uaMemory,
+        isolated: self.crossOriginIsolated,
+      };
+    });
+    const peakKiB = rendererPeakKiB();
+    if (errors.length) console.error("  page errors:", errors.join("; "));
+    const after = b.longtasks.filter((t) => t.start + t.duration >= b.change);
+    return {
+      handedOverMs: handedOver,
+      toReportMs: b.shown - b.change,
+      toPaintMs: b.painted - b.change,
+      value: b.value,
+      longestTaskMs: Math.max(0, ...after.map((t) => t.duration)),
+      tasksOver200: after.filter((t) => t.duration > 200).length,
+      tasksOver50: after.filter((t) => t.duration > 50).length,
+      longtaskError: b.longtaskError ?? null,
+      heapBeforeMiB: before === null ? null : before / 2 ** 20,
+      heapUsedMiB: b.heapUsed === null ? null : b.heapUsed / 2 ** 20,
+      heapTotalMiB: b.heapTotal === null ? null : b.heapTotal / 2 ** 20,
+      uaMemoryMiB: b.uaMemory === null ? null : b.uaMemory / 2 ** 20,
+      isolated: b.isolated,
+      rendererPeakMiB: peakKiB / 1024,
+    };
+  } finally {
+    await browser.close();
+  }
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+const args = parseArgs(process.argv.slice(2));
+for (const f of ["index.html", "boot.js", "slo-workbench.js", "slo-workbench_bg.wasm"]) {
+  if (!fs.existsSync(path.join(dist, f))) {
+    console.error(`dist/${f} is missing: build the app first (trunk build --release)`);
+    process.exit(2);
+  }
+}
+const sizeMB = fs.statSync(args.file).size / 1e6;
+const server = await serve();
+const runs = [];
+try {
+  console.log(`file: ${args.file} (${sizeMB.toFixed(1)} MB), ${args.runs} runs, a fresh headless Chromium each`);
+  for (let k = 0; k < args.runs; k++) {
+    const r = await once(server.url, args.file);
+    runs.push(r);
+    console.log(
+      `  run ${k + 1}: file→report ${r.toReportMs.toFixed(0)} ms (painted ${r.toPaintMs.toFixed(0)} ms), ` +
+        `longest task ${r.longestTaskMs.toFixed(0)} ms, renderer peak ${r.rendererPeakMiB.toFixed(0)} MiB, ` +
+        `attainment shown "${r.value}" (handing the file to the browser: ${r.handedOverMs} ms, not counted)`,
+    );
+  }
+} finally {
+  await server.close();
+}
+
+const summary = {
+  file: args.file,
+  sizeBytes: fs.statSync(args.file).size,
+  runs: runs.length,
+  toReportMs: median(runs.map((r) => r.toReportMs)),
+  toPaintMs: median(runs.map((r) => r.toPaintMs)),
+  longestTaskMs: median(runs.map((r) => r.longestTaskMs)),
+  tasksOver200: median(runs.map((r) => r.tasksOver200)),
+  rendererPeakMiB: median(runs.map((r) => r.rendererPeakMiB)),
+  heapUsedMiB: runs[0].heapUsedMiB,
+  heapTotalMiB: runs[0].heapTotalMiB,
+  uaMemoryMiB: runs[0].uaMemoryMiB,
+  all: runs,
+};
+console.log();
+console.log(`file → report (median):        ${summary.toReportMs.toFixed(0)} ms (to the painted frame: ${summary.toPaintMs.toFixed(0)} ms)`);
+console.log(
+  `longest main-thread task:      ${summary.longestTaskMs.toFixed(0)} ms; tasks over 200 ms: ${summary.tasksOver200}` +
+    (runs[0].longtaskError ? ` (long tasks not observed: ${runs[0].longtaskError})` : "") +
+    `   (target: none over 200 ms)`,
+);
+console.log(
+  `memory: renderer peak RSS ${summary.rendererPeakMiB.toFixed(0)} MiB = ${(summary.rendererPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file; ` +
+    `JS heap after ${summary.heapUsedMiB?.toFixed(0) ?? "n/a"} MiB used / ${summary.heapTotalMiB?.toFixed(0) ?? "n/a"} MiB total (performance.memory; wasm memory not included); ` +
+    `measureUserAgentSpecificMemory: ${summary.uaMemoryMiB === null ? "not available (page not cross-origin isolated)" : summary.uaMemoryMiB.toFixed(0) + " MiB"}`,
+);
+if (args.compare) {
+  const cli = JSON.parse(fs.readFileSync(args.compare, "utf8"));
+  const ref = cli.reference.wall_s * 1000;
+  summary.referenceMs = ref;
+  summary.ratioToReference = ref / summary.toReportMs;
+  console.log(
+    `reference whole process (median): ${ref.toFixed(0)} ms → app ${summary.ratioToReference.toFixed(2)}x the reference's speed   (target: >= 2x)`,
+  );
+}
+if (args.json) fs.writeFileSync(args.json, JSON.stringify(summary, null, 2));
