@@ -141,6 +141,7 @@ async function once(url, file) {
       longestTaskMs: Math.max(0, ...after.map((t) => t.duration)),
       tasksOver200: after.filter((t) => t.duration > 200).length,
       tasksOver50: after.filter((t) => t.duration > 50).length,
+      taskDurationsMs: after.map((t) => Math.round(t.duration)),
       longtaskError: b.longtaskError ?? null,
       heapBeforeMiB: before === null ? null : before / 2 ** 20,
       heapUsedMiB: b.heapUsed === null ? null : b.heapUsed / 2 ** 20,
@@ -176,7 +177,7 @@ try {
     runs.push(r);
     console.log(
       `  run ${k + 1}: file→report ${r.toReportMs.toFixed(0)} ms (painted ${r.toPaintMs.toFixed(0)} ms), ` +
-        `longest task ${r.longestTaskMs.toFixed(0)} ms, renderer peak ${r.rendererPeakMiB.toFixed(0)} MiB, ` +
+        `long tasks [${r.taskDurationsMs.join(", ")}] ms, renderer peak ${r.rendererPeakMiB.toFixed(0)} MiB, ` +
         `attainment shown "${r.value}" (handing the file to the browser: ${r.handedOverMs} ms, not counted)`,
     );
   }

@@ -1030,12 +1030,14 @@ pub fn report(table: &RequestTable, spec: &Spec, duration: &Duration) -> Report 
 }
 
 fn stall_gap(prepared: &Prepared, spec: &Spec, row: usize) -> Option<f64> {
+    // The rule first: without one, a re-evaluation need not read a million gaps.
+    let rule = spec.stall?;
     let max_gap = prepared
         .max_gap_ms
         .get(row)
         .copied()
         .filter(|g| !g.is_nan())?;
-    let threshold = match spec.stall? {
+    let threshold = match rule {
         StallRule::AbsoluteMs { ms } => ms,
         StallRule::TimesTpot { k } => {
             k * prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan())?

@@ -592,6 +592,42 @@ mod tests {
     }
 
     #[test]
+    fn ids_are_the_logs_or_file_and_line_after_push_and_append() {
+        let mut a = RequestTable::default();
+        a.push(
+            Row {
+                id: Some("r1".into()),
+                ..Row::default()
+            },
+            0,
+            2,
+            "a.csv",
+        );
+        a.push(Row::default(), 0, 3, "a.csv");
+        // The same source index under another name: that row keeps its own file name.
+        a.push(Row::default(), 0, 4, "other.csv");
+        let mut b = RequestTable::default();
+        b.push(Row::default(), 0, 2, "b.csv");
+        b.push(
+            Row {
+                id: Some("r9".into()),
+                ..Row::default()
+            },
+            0,
+            3,
+            "b.csv",
+        );
+        let mut clash = a.clone();
+        a.append(b.clone(), 1);
+        let ids: Vec<String> = (0..6).map(|r| a.id(r).into_owned()).collect();
+        assert_eq!(ids, ["r1", "a.csv:3", "other.csv:4", "b.csv:2", "r9", ""]);
+        // Appended at a source index that already names another file.
+        clash.append(b, 0);
+        let ids: Vec<String> = (0..5).map(|r| clash.id(r).into_owned()).collect();
+        assert_eq!(ids, ["r1", "a.csv:3", "other.csv:4", "b.csv:2", "r9"]);
+    }
+
+    #[test]
     fn status_spellings() {
         for (text, want) in [
             ("", Some(Status::Ok)),
