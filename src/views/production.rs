@@ -183,6 +183,12 @@ pub fn ProductionView() -> impl IntoView {
     let no_diagnosis = Memo::new(move |_| {
         budget_result.with(|r| !matches!(r.as_ref().map(|r| &r.0.diagnosis), Some(Ok(_))))
     });
+    let burndown = Signal::derive(move || {
+        budget_result.with(|r| match r.as_ref().map(|r| &r.0.report) {
+            Some(Ok(b)) => burndown_figure(b),
+            _ => Plot::new().to_json(),
+        })
+    });
     let burn = Signal::derive(move || {
         budget_result.with(|r| match r.as_ref().map(|r| &r.0.report) {
             Some(Ok(b)) => burn_figure(b),
@@ -292,6 +298,7 @@ pub fn ProductionView() -> impl IntoView {
             <h2>"Error budget from request logs"</h2>
             <div inner_html=html_budget></div>
             <div class:hidden=no_budget>
+                <Chart id="chart-burndown" label="Error budget remaining over time" figure=burndown />
                 <Chart id="chart-burn" label="Burn rate per slice, with the alert thresholds" figure=burn />
                 <p class="muted chart-note">"Burn rate 1 spends exactly the budget over the window; 14.4 spends 2 % of a 30-day budget in one hour. The dashed lines are the alert thresholds; an alert also needs its short window above the line."</p>
             </div>
@@ -889,6 +896,24 @@ fn severity_color(s: Severity) -> &'static str {
         Severity::Page => RED,
         Severity::Ticket => GREY,
     }
+}
+
+/// The budget left after each slice (core: `budget::burn_down`), with the zero line.
+fn burndown_figure(b: &BudgetReport) -> String {
+    let points = slo_core::budget::burn_down(b);
+    let xs: Vec<f64> = points.iter().map(|p| axis_x(p.0)).collect();
+    let ys: Vec<f64> = points.iter().map(|p| p.1 * 100.0).collect();
+    let mut plot = Plot::new();
+    plot.add_trace(
+        trace("budget left", xs, ys)
+            .line(Line::new().shape(LineShape::Hv).width(2.0))
+            .hover_template("%{y:.1f} % of the budget left<extra></extra>"),
+    );
+    plot.set_layout(
+        layout("Error budget burn-down", "budget left (%)", 300)
+            .x_axis(time_axis(points.first().map(|p| p.0 - b.slice_s))),
+    );
+    plot.to_json()
 }
 
 /// Burn rate per slice as steps, with each alert's threshold.

@@ -100,6 +100,7 @@ test("request logs: error budget, alerts and diagnosis", async () => {
   const alerts = await prod.text("budget-alerts");
   assert.match(alerts, /page\s+2 % in 1 h.*would have fired 1×: 2026-11-01 03:/s);
   assert.ok(await prod.chartDrawn("chart-burn"));
+  assert.ok(await prod.chartDrawn("chart-burndown"));
   // Median TTFT per hour: 200 ms usually, 1,500 ms in the fourth hour, with queue time up by
   // 1,290 ms (more than half the 1,300 ms rise): short of capacity.
   assert.match(await prod.text("diagnosis"), /rose well above its usual 200 ms 1 time/);

@@ -303,6 +303,29 @@ pub struct Slice {
     pub burn_rate: Option<f64>,
 }
 
+/// The budget left after each slice: the burn-down.
+///
+/// # Formula
+/// remaining_k = 1 - (bad_1 + ... + bad_k) / allowed_bad_requests, at the end of slice k
+/// (start_s + slice_s); it goes below 0 once the budget is overspent.
+/// # Edge cases
+/// No allowed number of bad requests (no volume known, or an objective of 1): empty.
+/// Tested in `tests/budget.rs` over a synthetic 28-day log with a known incident.
+pub fn burn_down(report: &BudgetReport) -> Vec<(f64, f64)> {
+    let Some(allowed) = report.allowed_bad_requests.filter(|a| *a > 0.0) else {
+        return Vec::new();
+    };
+    let mut bad = 0u64;
+    report
+        .slices
+        .iter()
+        .map(|s| {
+            bad += s.bad;
+            (s.start_s + report.slice_s, 1.0 - bad as f64 / allowed)
+        })
+        .collect()
+}
+
 /// A stretch of time during which an alert fired: `[start_s, end_s)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Interval {

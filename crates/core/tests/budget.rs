@@ -103,6 +103,17 @@ fn month_with_an_incident_budget_consumed_and_burn() {
     // remaining · 28 d / 10 = 517.4 bad requests at 1 per 300 s.
     assert!(close(r.current_burn.unwrap(), 10.0));
     assert!(close(r.time_to_exhaustion_s.unwrap(), 517.4 * 300.0));
+    // Burn-down: one point per hourly slice; it ends where the budget stands (1 - 289 / 806.4)
+    // and drops by 120 / 806.4 across the first incident hour.
+    let down = slo_core::budget::burn_down(&r);
+    assert_eq!(down.len(), 28 * 24);
+    assert!(close(down.last().unwrap().1, 1.0 - 289.0 / 806.4));
+    let k = r
+        .slices
+        .iter()
+        .position(|s| s.start_s == incident_start())
+        .unwrap();
+    assert!(close(down[k - 1].1 - down[k].1, 120.0 / 806.4));
 }
 
 #[test]
