@@ -57,7 +57,7 @@ seeds_for() {
   esac
 }
 
-say "building ${#TARGETS[@]} targets (release, debug assertions, no sanitizer)"
+say "building the targets (release, debug assertions, no sanitizer)"
 (cd fuzz && cargo fuzz build --sanitizer none)
 
 summary=()
