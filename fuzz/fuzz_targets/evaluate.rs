@@ -101,7 +101,10 @@ fuzz_target!(|data: &[u8]| {
         d => Duration::known(f64::from(d), "fuzz"),
     };
     let report = evaluate::report(&loaded.table, &spec, &duration);
-    for g in std::iter::once(&report.overall).chain(&report.classes).chain(&report.cells) {
+    for g in std::iter::once(&report.overall)
+        .chain(&report.classes)
+        .chain(&report.cells)
+    {
         assert!(g.good <= g.attempted, "{g:?}");
         if let Some(a) = g.attainment {
             assert!((0.0..=1.0).contains(&a), "attainment {a}");

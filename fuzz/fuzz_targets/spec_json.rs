@@ -11,7 +11,10 @@ fuzz_target!(|data: &[u8]| {
         Ok(s) => {
             assert!(s.validate().is_empty());
             assert_eq!(Spec::from_json(&s.to_json()).as_ref(), Ok(&s));
-            assert_eq!(spec::from_share_fragment(&spec::to_share_fragment(&s)).as_ref(), Ok(&s));
+            assert_eq!(
+                spec::from_share_fragment(&spec::to_share_fragment(&s)).as_ref(),
+                Ok(&s)
+            );
         }
         Err(errors) => {
             assert!(!errors.is_empty());

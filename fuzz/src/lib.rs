@@ -22,7 +22,13 @@ pub fn check_loaded(name: &str, loaded: &Loaded) {
         );
         assert!(e.to_string().starts_with(name), "{e}");
     }
-    for column in [&t.ttft_ms, &t.e2e_ms, &t.queue_ms, &t.input_tokens, &t.output_tokens] {
+    for column in [
+        &t.ttft_ms,
+        &t.e2e_ms,
+        &t.queue_ms,
+        &t.input_tokens,
+        &t.output_tokens,
+    ] {
         assert_eq!(column.len(), t.len());
         for v in column.iter().filter(|v| !v.is_nan()) {
             assert!(v.is_finite() && *v >= 0.0, "a duration or count of {v}");
@@ -34,7 +40,8 @@ pub fn check_loaded(name: &str, loaded: &Loaded) {
     // Request i owns gaps_ms[offsets[i]..offsets[i + 1]].
     assert_eq!(t.itl.offsets.len(), t.len() + 1);
     for row in 0..t.len() {
-        if let (Some(ttft), Some(e2e), Status::Ok) = (t.ttft_ms(row), t.e2e_ms(row), t.status[row]) {
+        if let (Some(ttft), Some(e2e), Status::Ok) = (t.ttft_ms(row), t.e2e_ms(row), t.status[row])
+        {
             assert!(e2e >= ttft, "row {row}: E2E {e2e} below TTFT {ttft}");
         }
     }

@@ -661,3 +661,16 @@ fn a_huge_cell_or_header_line_became_a_huge_message() {
     assert!(shown.len() < 200, "{} bytes", shown.len());
     assert!(shown.starts_with("1:9: \"1y1y"), "{shown}");
 }
+
+#[test]
+fn a_target_with_17_significant_digits_changed_in_a_json_round_trip() {
+    use slo_core::spec::{from_share_fragment, to_share_fragment, Spec, Targets, TtftTarget};
+    let spec = Spec::single(Targets {
+        ttft: Some(TtftTarget::Fixed {
+            ms: 9152.777777777777,
+        }),
+        ..Targets::default()
+    });
+    assert_eq!(Spec::from_json(&spec.to_json()), Ok(spec.clone()));
+    assert_eq!(from_share_fragment(&to_share_fragment(&spec)), Ok(spec));
+}
