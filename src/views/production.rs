@@ -14,6 +14,7 @@ use leptos::prelude::*;
 use plotly::common::{DashType, Line, LineShape, Title};
 use plotly::layout::{Axis, AxisType, Shape, ShapeLayer, ShapeLine, ShapeType};
 use plotly::Plot;
+use slo_core::budget::fmt_span as span;
 use slo_core::budget::{
     budget, diagnose, events, BudgetConfig, BudgetError, BudgetReport, Diagnosis, DiagnosisConfig,
     Severity, SliceVerdict, VolumeSource,
@@ -630,20 +631,6 @@ fn when(t: f64) -> String {
         .to_iso_string()
         .into();
     format!("{} UTC", iso.get(..16).unwrap_or(&iso).replace('T', " "))
-}
-
-/// A duration: "1 d 19 h", "3 h 5 min", "42 min", "30 s".
-fn span(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s} s"),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, 0) => format!("{h} h"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (d, 0, _) => format!("{d} d"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
 }
 
 /// A time for a plotly axis: epoch seconds go on a date axis, which counts milliseconds.

@@ -5,6 +5,7 @@
 use std::io::Write;
 
 use serde::Serialize;
+use slo_core::budget::fmt_span as span;
 use slo_core::budget::{
     budget, diagnose, events, BudgetConfig, BudgetError, BudgetReport, Diagnosis, DiagnosisConfig,
     Severity, VolumeSource,
@@ -202,20 +203,6 @@ fn when(t: f64) -> String {
         rem / 3600,
         rem % 3600 / 60
     )
-}
-
-/// A duration: "1 d 19 h", "3 h 5 min", "42 min", "30 s".
-fn span(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s} s"),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, 0) => format!("{h} h"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (d, 0, _) => format!("{d} d"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
 }
 
 fn rate(b: f64) -> String {

@@ -303,6 +303,27 @@ pub struct Slice {
     pub burn_rate: Option<f64>,
 }
 
+/// A duration for people, shared by the CLI and the app: "1 d 19 h", "3 h 5 min", "42 min", "30 s".
+///
+/// # Example
+/// ```
+/// assert_eq!(slo_core::budget::fmt_span(155_000.0), "1 d 19 h");
+/// assert_eq!(slo_core::budget::fmt_span(2520.0), "42 min");
+/// assert_eq!(slo_core::budget::fmt_span(30.0), "30 s");
+/// ```
+pub fn fmt_span(seconds: f64) -> String {
+    let s = seconds.max(0.0).round() as u64;
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, 0) => format!("{s} s"),
+        (0, 0, m) => format!("{m} min"),
+        (0, h, 0) => format!("{h} h"),
+        (0, h, m) => format!("{h} h {m} min"),
+        (d, 0, _) => format!("{d} d"),
+        (d, h, _) => format!("{d} d {h} h"),
+    }
+}
+
 /// The budget left after each slice: the burn-down.
 ///
 /// # Formula
