@@ -5,6 +5,10 @@
 #   scripts/fuzz.sh                 # every target, 60 s each
 #   scripts/fuzz.sh 600             # every target, 10 minutes each
 #   scripts/fuzz.sh 300 prometheus  # only the named targets
+#   FUZZ_RUNS=10000000 scripts/fuzz.sh 3600 prometheus   # stop at 10 million executions or 1 h
+#
+# Several invocations may run at once (each target has its own corpus, log and artifacts), e.g.
+# one per core under `nice -n 19` so that builds still get the machine.
 #
 # The machine has the stable toolchain only. cargo-fuzz passes nightly flags to rustc, so they are
 # allowed with RUSTC_BOOTSTRAP=1, and the targets are built with `--sanitizer none`: the core has
@@ -78,18 +82,17 @@ for target in "${TARGETS[@]}"; do
   say "$target: ${SECONDS_EACH}s, seeds $(ls "$corpus" | wc -l), log $log"
   set +e
   (cd fuzz && cargo fuzz run --sanitizer none "$target" "corpus/$target" -- \
-      -max_total_time="$SECONDS_EACH" -jobs=1 -workers=1 -print_final_stats=1 \
+      -max_total_time="$SECONDS_EACH" -runs="${FUZZ_RUNS:--1}" -print_final_stats=1 \
       -rss_limit_mb=2048 -max_len=65536 -timeout=20 \
       -artifact_prefix="artifacts/$target/" >"../$log" 2>&1)
   rc=$?
   set -e
-  # With -jobs, libFuzzer writes the worker's output to fuzz-0.log in the working directory.
-  if [ -f fuzz/fuzz-0.log ]; then cat fuzz/fuzz-0.log >>"$log"; rm -f fuzz/fuzz-0.log; fi
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | tail -n 1 | grep -o '[0-9]*$' || true)
   after=$(ls "fuzz/artifacts/$target" | grep -c -E '^(crash|oom|timeout|leak|slow-unit)-' || true)
   crashes=$((after - before))
   if [ "$rc" -ne 0 ] || [ "$crashes" -gt 0 ]; then status=1; fi
-  summary+=("$(printf '%-15s %12s executions in %ss, exit %s, new artifacts %s' "$target" "${execs:-?}" "$SECONDS_EACH" "$rc" "$crashes")")
+  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | tail -n 1 | grep -o 'in [0-9]*' | grep -o '[0-9]*' || true)
+  summary+=("$(printf '%-15s %12s executions in %ss (limit %ss), exit %s, new artifacts %s' "$target" "${execs:-?}" "${secs:-?}" "$SECONDS_EACH" "$rc" "$crashes")")
 done
 
 say "summary"

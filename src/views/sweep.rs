@@ -121,7 +121,7 @@ fn load(sources: Vec<(String, Vec<u8>)>, what: &str) {
     for (name, bytes) in &sources {
         let loaded = ingest::parse(name, bytes, &options);
         match &loaded.fatal {
-            Some(fatal) => problems.push(format!("{name}: {fatal}")),
+            Some(fatal) => problems.push(fatal.clone()),
             None => good.push(Shared::new(loaded)),
         }
     }

@@ -23,7 +23,11 @@ pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loade
             .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let loaded = ingest::parse(&name, &bytes, options);
         if let Some(fatal) = &loaded.fatal {
-            return Err(format!("{path}: {fatal}"));
+            // The message starts with the file name; the full path says more on a command line.
+            return Err(match fatal.strip_prefix(name.as_str()) {
+                Some(rest) => format!("{path}{rest}"),
+                None => format!("{path}: {fatal}"),
+            });
         }
         for w in &loaded.warnings {
             eprintln!("warning: {w}");

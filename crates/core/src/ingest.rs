@@ -344,6 +344,18 @@ pub fn detect(text: &str) -> Format {
 /// assert_eq!(loaded.errors[0].to_string(), "a.csv:3:1: column \"ttft_ms\": \"x\" is not a number");
 /// ```
 pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
+    let mut loaded = parse_unnamed(name, bytes, options);
+    // Every whole-file message starts with the file's name, like a row error's location does
+    // (some already do: `a.json:1:104: the JSON ends too early`).
+    if let Some(fatal) = &mut loaded.fatal {
+        if !name.is_empty() && !fatal.starts_with(name) {
+            *fatal = format!("{name}: {fatal}");
+        }
+    }
+    loaded
+}
+
+fn parse_unnamed(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
     let mut warnings = Vec::new();
     let text = match decode_text(bytes, &mut warnings) {
         Ok(t) => t,
@@ -363,15 +375,19 @@ pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
     warnings.append(&mut loaded.warnings);
     loaded.warnings = warnings;
     if loaded.fatal.is_none() && rows_read == 0 && loaded.error_count > 0 {
-        loaded.fatal = Some(format!(
-            "no row could be read: all {} rows had errors (the first: {})",
-            loaded.error_count,
-            loaded
-                .errors
-                .first()
-                .map(|e| e.to_string())
-                .unwrap_or_default()
-        ));
+        let first = loaded
+            .errors
+            .first()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        loaded.fatal = Some(if loaded.error_count == 1 {
+            format!("no row could be read: {first}")
+        } else {
+            format!(
+                "no row could be read: all {} rows had errors (the first: {first})",
+                loaded.error_count
+            )
+        });
     }
     loaded
 }

@@ -817,7 +817,7 @@ fn llmperf_wrong_types_have_paths() {
     assert!(l
         .fatal
         .as_deref()
-        .is_some_and(|f| f.starts_with("no row could be read")));
+        .is_some_and(|f| f.starts_with("r.json: no row could be read")));
 }
 
 // ---------------------------------------------------------------- robustness

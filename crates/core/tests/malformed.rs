@@ -190,6 +190,12 @@ fn check_ingest(case: &Map<String, Value>, name: &str, fails: &mut Vec<String>) 
             if !t.is_empty() {
                 fail(format!("fatal, yet {} rows were kept", t.len()));
             }
+            if !got.starts_with(name) {
+                fail(format!(
+                    "the fatal does not start with the file name: {}",
+                    short(got)
+                ));
+            }
         }
         (Some(want), got) => fail(format!("want fatal containing {want:?}, got {got:?}")),
         (None, Some(got)) => fail(format!("unexpected fatal: {}", short(got))),

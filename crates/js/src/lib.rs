@@ -133,7 +133,7 @@ pub fn sweep(files: JsValue, spec: JsValue) -> Result<JsValue, JsValue> {
     for f in inputs {
         let loaded = ingest::parse(&f.name, f.text.as_bytes(), &IngestOptions::default());
         if let Some(fatal) = &loaded.fatal {
-            problems.push(format!("{}: {fatal}", f.name));
+            problems.push(fatal.clone());
             continue;
         }
         points.push(sweep::SweepInput {
