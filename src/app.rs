@@ -160,6 +160,7 @@ pub fn App() -> impl IntoView {
             </Show>
         </header>
         <p class="privacy">"Your data stays in this browser: nothing you paste or upload is sent anywhere."</p>
+        <crate::loader::LoadProgress />
         <main>
             {move || match tab.get() {
                 Tab::Data => views::data::DataView().into_any(),

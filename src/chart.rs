@@ -21,10 +21,17 @@ pub fn Chart(
     let missing = RwSignal::new(false);
     Effect::new(move |_| {
         let json = figure.get();
-        if let Err(e) = draw(id, &json) {
-            missing.set(true);
-            web_sys::console::warn_1(&e);
-        }
+        // Each chart draws in a task of its own: a report with six charts would otherwise block
+        // the page for the time of all six at once.
+        set_timeout(
+            move || {
+                if let Err(e) = draw(id, &json) {
+                    missing.set(true);
+                    web_sys::console::warn_1(&e);
+                }
+            },
+            std::time::Duration::ZERO,
+        );
     });
     view! {
         <figure class="chart-wrap">

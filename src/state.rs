@@ -1,17 +1,22 @@
 //! App state: one context of signals, provided once by `App`.
 //!
-//! Loading parses files (slo-core), evaluation is a chain of memos: the combined table, the
-//! prepared grouping (recomputed only when classes, buckets, method or percentiles change) and the
-//! report (recomputed on every target change, which is cheap).
+//! A load (`loader.rs`: in a worker for files, on the page for small pasted text) ends in
+//! [`AppState::commit`], which sets the files and their combined table. Evaluation is then a chain
+//! of memos: the prepared grouping (recomputed only when classes, buckets, method or percentiles
+//! change; a worker's load brings it ready-made) and the report (recomputed on every target
+//! change, which is cheap).
 
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use slo_core::evaluate::{evaluate, prepare, Report};
+use slo_core::evaluate::{evaluate, prepare, Prepared, Report};
 use slo_core::ingest::{self, ColumnMapping, IngestOptions, Loaded, Provenance};
 use slo_core::saved::SavedReport;
 use slo_core::spec::{Spec, Targets, TtftTarget};
 use slo_core::table::RequestTable;
+use slo_core::transfer::Batch;
+
+use crate::loader::{Progress, Source};
 
 /// Shared, immutable data in a signal: equal when it is the same allocation, so memos do not
 /// compare a million rows.
@@ -51,6 +56,8 @@ pub struct Notice {
 /// The app's state.
 #[derive(Clone, Copy)]
 pub struct AppState {
+    /// What each loaded file said (provenance, metadata, skipped rows). Their requests are in
+    /// `table`, not here.
     pub files: RwSignal<Vec<Shared<Loaded>>>,
     pub spec: RwSignal<Spec>,
     /// Duration typed by the user, for goodput, in seconds.
@@ -60,11 +67,16 @@ pub struct AppState {
     pub spec_notice: RwSignal<Option<String>>,
     /// True while the shown data is the built-in sample.
     pub sample: RwSignal<bool>,
-    pub table: Memo<Shared<RequestTable>>,
+    /// The requests of every loaded file, one source per file.
+    pub table: RwSignal<Shared<RequestTable>>,
+    /// The grouping a worker prepared with the table, used once if the spec still matches.
+    prepared_seed: StoredValue<Option<Shared<Prepared>>>,
+    /// The running load's progress (None when nothing is loading).
+    pub loading: RwSignal<Option<Progress>>,
     /// The user's column mapping (remembered in this browser), applied to every load.
     pub mapping: RwSignal<ColumnMapping>,
-    /// The bytes of the last load, so a new mapping can re-read them.
-    pub last_sources: StoredValue<Vec<(String, Vec<u8>)>>,
+    /// The inputs of the last load, so a new mapping can re-read them.
+    pub last_sources: StoredValue<Vec<Source>, LocalStorage>,
     /// A saved report being viewed (opened without its request data).
     pub viewing: RwSignal<Option<Shared<SavedReport>>>,
     /// Provenance of what the report was computed from (loaded files, or the saved report's).
@@ -170,17 +182,17 @@ impl AppState {
             })
         });
         let duration_s = RwSignal::new(None);
-        let table = Memo::new(move |_| {
-            files.with(|f| {
-                let loaded: Vec<&Loaded> = f.iter().map(|s| s.0.as_ref()).collect();
-                Shared::new(ingest::combine(&loaded))
-            })
-        });
+        let table = RwSignal::new(Shared::new(RequestTable::default()));
+        let prepared_seed = StoredValue::new(None::<Shared<Prepared>>);
         let key = Memo::new(move |_| spec.with(Spec::grouping_key));
         let prepared = Memo::new(move |_| {
-            key.track();
+            let key = key.get();
             let t = table.get();
-            Shared::new(spec.with_untracked(|s| prepare(&t.0, s)))
+            let seed = prepared_seed
+                .try_update_value(Option::take)
+                .flatten()
+                .filter(|p| p.0.key == key && p.0.cell_of.len() == t.0.len());
+            seed.unwrap_or_else(|| Shared::new(spec.with_untracked(|s| prepare(&t.0, s))))
         });
         let viewing = RwSignal::new(None::<Shared<SavedReport>>);
         let mapping = RwSignal::new(stored_mapping());
@@ -224,10 +236,12 @@ impl AppState {
             spec_notice: RwSignal::new(spec_notice),
             sample: RwSignal::new(false),
             table,
+            prepared_seed,
+            loading: RwSignal::new(None),
             viewing,
             provenance,
             mapping,
-            last_sources: StoredValue::new(Vec::new()),
+            last_sources: StoredValue::new_local(Vec::new()),
             report,
         }
     }
@@ -242,7 +256,6 @@ impl AppState {
                 let provenance = saved.files.first().cloned().unwrap_or_default();
                 let rows = table.len() as u64;
                 let loaded = Loaded {
-                    table,
                     provenance: Provenance {
                         rows_read: rows,
                         ..provenance
@@ -251,6 +264,7 @@ impl AppState {
                 };
                 self.viewing.set(None);
                 self.files.set(vec![Shared::new(loaded)]);
+                self.table.set(Shared::new(table));
             }
             None => self.viewing.set(Some(Shared::new(saved))),
         }
@@ -263,35 +277,58 @@ impl AppState {
         }));
     }
 
-    /// Parses `sources` (name, bytes) and, if anything could be read, makes them the loaded data.
-    /// Returns true when the data changed. A load that reads nothing keeps the previous data.
+    /// Parses `sources` (name, bytes) on the page and, if anything could be read, makes them the
+    /// loaded data. For small inputs (the sample, pasted text); files go through `loader`.
+    /// Returns true when the data changed.
     pub fn load(&self, sources: Vec<(String, Vec<u8>)>, sample: bool) -> bool {
+        self.last_sources.set_value(
+            sources
+                .iter()
+                .map(|(name, bytes)| Source::Bytes {
+                    name: name.clone(),
+                    bytes: bytes.clone(),
+                })
+                .collect(),
+        );
+        let batch = self.load_batch(sources);
+        self.commit(batch, sample)
+    }
+
+    /// Parses, combines and prepares `sources` on the page, with the current mapping and spec.
+    pub fn load_batch(&self, sources: Vec<(String, Vec<u8>)>) -> Batch {
         let options = IngestOptions {
             mapping: self.mapping.get_untracked(),
             ..IngestOptions::default()
         };
-        self.last_sources.set_value(sources.clone());
-        let mut good = Vec::new();
+        self.spec
+            .with_untracked(|spec| Batch::load(&sources, &options, Some(spec), &mut |_, _| {}))
+    }
+
+    /// Makes a finished load the loaded data, if anything could be read, and says what happened.
+    /// A saved report among the files opens as a report. Returns true when the data changed; a
+    /// load that reads nothing keeps the previous data.
+    pub fn commit(&self, batch: Batch, sample: bool) -> bool {
+        let Batch {
+            files,
+            saved,
+            table,
+            prepared,
+        } = batch;
         let mut details = Vec::new();
+        if let Some((name, text)) = saved.first() {
+            match slo_core::saved::from_json(text) {
+                Ok(saved) => {
+                    self.open_saved(saved);
+                    return true;
+                }
+                Err(e) => details.push(format!("{name}: {e}")),
+            }
+        }
+        let mut good = Vec::new();
         let mut unmapped: Vec<String> = Vec::new();
         let mut skipped = 0u64;
-        for (name, bytes) in &sources {
-            // A saved report opens as a report, not as a log.
-            if let Ok(text) = std::str::from_utf8(bytes) {
-                if slo_core::saved::looks_saved(text) {
-                    match slo_core::saved::from_json(text) {
-                        Ok(saved) => {
-                            self.open_saved(saved);
-                            return true;
-                        }
-                        Err(e) => {
-                            details.push(format!("{name}: {e}"));
-                            continue;
-                        }
-                    }
-                }
-            }
-            let loaded = ingest::parse(name, bytes, &options);
+        for loaded in files {
+            let name = loaded.provenance.name.clone();
             for h in &loaded.unmapped_columns {
                 if !unmapped.contains(h) {
                     unmapped.push(h.clone());
@@ -326,7 +363,7 @@ impl AppState {
             }));
             return false;
         }
-        let rows: usize = good.iter().map(|g| g.0.table.len()).sum();
+        let rows = table.len();
         let headline = format!(
             "Loaded {} request{} from {} file{}{}.",
             crate::fmt::count(rows as u64),
@@ -347,7 +384,9 @@ impl AppState {
         }));
         self.sample.set(sample);
         self.viewing.set(None);
+        self.prepared_seed.set_value(prepared.map(Shared::new));
         self.files.set(good);
+        self.table.set(Shared::new(table));
         true
     }
 }

@@ -2,27 +2,21 @@
 
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::app::{go, Tab};
 use crate::fmt;
+use crate::loader::{self, Source};
 use crate::state::AppState;
 
 /// The guide's worked example: ten requests, two green p90s, 80 % joint attainment.
 pub const SAMPLE_CSV: &str = include_str!("../../tests/fixtures/worked_example.csv");
 
-/// Reads every file of a FileList into (name, bytes).
-async fn read_files(list: web_sys::FileList) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    for k in 0..list.length() {
-        let Some(file) = list.get(k) else { continue };
-        let bytes = match JsFuture::from(file.array_buffer()).await {
-            Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
-            Err(_) => Vec::new(),
-        };
-        out.push((file.name(), bytes));
-    }
-    out
+/// The files of a FileList, to load.
+fn sources(list: web_sys::FileList) -> Vec<Source> {
+    (0..list.length())
+        .filter_map(|k| list.get(k))
+        .map(Source::File)
+        .collect()
 }
 
 #[component]
@@ -31,16 +25,14 @@ pub fn DataView() -> impl IntoView {
     let pasted = RwSignal::new(String::new());
     let dragging = RwSignal::new(false);
 
-    let load = move |sources: Vec<(String, Vec<u8>)>| {
-        if state.load(sources, false) {
-            go(Tab::Report);
-        }
-    };
     let analyze = move |_| {
-        load(vec![(
-            "pasted text".to_string(),
-            pasted.get_untracked().into_bytes(),
-        )])
+        loader::load(
+            state,
+            vec![Source::Bytes {
+                name: "pasted text".to_string(),
+                bytes: pasted.get_untracked().into_bytes(),
+            }],
+        )
     };
     let on_files = move |ev: web_sys::Event| {
         let Some(input) = ev
@@ -50,10 +42,9 @@ pub fn DataView() -> impl IntoView {
             return;
         };
         let Some(list) = input.files() else { return };
-        wasm_bindgen_futures::spawn_local(async move {
-            let sources = read_files(list).await;
-            load(sources);
-        });
+        loader::load(state, sources(list));
+        // The same file chosen again must fire `change` again.
+        input.set_value("");
     };
     let on_drop = move |ev: web_sys::DragEvent| {
         ev.prevent_default();
@@ -61,10 +52,7 @@ pub fn DataView() -> impl IntoView {
         let Some(list) = ev.data_transfer().and_then(|d| d.files()) else {
             return;
         };
-        wasm_bindgen_futures::spawn_local(async move {
-            let sources = read_files(list).await;
-            load(sources);
-        });
+        loader::load(state, sources(list));
     };
     let sample = move |_| {
         if state.load(
@@ -221,10 +209,7 @@ fn Mapping() -> impl IntoView {
                     });
                 }
             });
-            let sources = state.last_sources.get_value();
-            if state.load(sources, false) {
-                go(Tab::Report);
-            }
+            loader::load(state, state.last_sources.get_value());
         };
         Some(view! {
             <div class="mapping" data-testid="mapping">

@@ -2,11 +2,13 @@
 //!
 //! `reevaluate` is what a target change costs (the grouping and percentiles are prepared once);
 //! `prepare` is what a new file or a new grouping costs. Target (issue 3): re-evaluation <= 50 ms.
+//! `decode` is what the app's page spends on a load its worker parsed and prepared.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use slo_core::evaluate::{evaluate, prepare, Duration};
 use slo_core::spec::{ClassRule, ClassSpec, Spec, Targets, TtftTarget};
 use slo_core::table::{RequestTable, Row, Status};
+use slo_core::transfer::Batch;
 
 /// A deterministic synthetic log: heavy tails, 0/1-token outputs, a few failures.
 pub fn synthetic(n: usize) -> RequestTable {
@@ -87,6 +89,16 @@ fn bench(c: &mut Criterion) {
     });
     group.bench_function("prepare (grouping, percentiles)", |b| {
         b.iter(|| black_box(prepare(&table, &base)))
+    });
+    // What the app's page does with a worker's load: decode its bytes (slo_core::transfer).
+    let batch = Batch {
+        table: table.clone(),
+        prepared: Some(prepared.clone()),
+        ..Batch::default()
+    };
+    let bytes = batch.encode();
+    group.bench_function("decode a prepared load from the worker", |b| {
+        b.iter(|| black_box(Batch::decode(&bytes)))
     });
     group.finish();
 }

@@ -8,6 +8,7 @@
 //! - [`spec`]: the SLO definition (classes, buckets, targets, policies).
 //! - [`evaluate`]: joint attainment, percentiles, goodput, failure decomposition.
 //! - [`quantile`], [`stats`]: percentile methods and intervals.
+//! - [`transfer`]: one load of files, and its byte form for the app's worker.
 
 pub mod budget;
 pub mod compare;
@@ -23,3 +24,4 @@ pub mod spec;
 pub mod stats;
 pub mod sweep;
 pub mod table;
+pub mod transfer;

@@ -1,0 +1,178 @@
+//! A load moved between threads (the app's worker and page) comes back as it left: the same
+//! requests, the same report, and nothing but an error from damaged bytes.
+
+use slo_core::evaluate::{evaluate, report};
+use slo_core::ingest::{self, IngestOptions, Loaded};
+use slo_core::spec::{Spec, Targets, TtftTarget};
+use slo_core::transfer::Batch;
+
+fn fixture(path: &str) -> (String, Vec<u8>) {
+    let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
+    let name = path.rsplit('/').next().unwrap_or(path).to_string();
+    (name, std::fs::read(&full).expect(&full))
+}
+
+fn spec() -> Spec {
+    let mut spec = Spec::single(Targets {
+        ttft: Some(TtftTarget::Fixed { ms: 500.0 }),
+        tpot_ms: Some(50.0),
+        ..Targets::default()
+    });
+    spec.bucket_edges = vec![1024];
+    let same = spec.classes[0].targets[0];
+    spec.classes[0].targets.push(same);
+    spec
+}
+
+/// A CSV with ids, a label column, ITL lists, statuses, errors and timestamps, so every column
+/// kind of the table travels.
+const RICH: &str =
+    "request_id,tenant,ttft_ms,e2e_ms,output_tokens,input_tokens,itl_ms,status,error,start_time\n\
+r1,acme,120,900,20,300,40;41;39,ok,,1700000000\n\
+r2,,700,2100,30,2000,50;60,ok,,1700000001\n\
+r3,globex,90,,,,,error,upstream 503,1700000002\n\
+r4,acme,200,1400,1,50,,ok,,1700000003\n\
+r5,acme,abc,1400,1,50,,ok,,1700000004\n";
+
+fn sources() -> Vec<(String, Vec<u8>)> {
+    vec![
+        fixture("worked_example.csv"),
+        fixture("formats/vllm_new.json"),
+        ("rich.csv".to_string(), RICH.as_bytes().to_vec()),
+        ("empty.csv".to_string(), Vec::new()),
+    ]
+}
+
+fn load() -> Batch {
+    Batch::load(
+        &sources(),
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    )
+}
+
+#[test]
+fn a_batch_holds_what_parsing_each_file_and_combining_gives() {
+    let batch = load();
+    let parsed: Vec<Loaded> = sources()
+        .iter()
+        .map(|(n, b)| ingest::parse(n, b, &IngestOptions::default()))
+        .collect();
+    let readable: Vec<&Loaded> = parsed.iter().filter(|l| l.fatal.is_none()).collect();
+    let combined = ingest::combine(&readable);
+    assert_eq!(batch.files.len(), 4);
+    assert!(batch.files.iter().all(|f| f.table.is_empty()));
+    assert_eq!(
+        batch
+            .files
+            .iter()
+            .map(|f| &f.provenance)
+            .collect::<Vec<_>>(),
+        parsed.iter().map(|f| &f.provenance).collect::<Vec<_>>()
+    );
+    assert!(batch.files[3]
+        .fatal
+        .as_deref()
+        .unwrap_or("")
+        .starts_with("empty.csv: "));
+    // 10 + 3 (vLLM: 4 requests, 1 failed and kept as a failure) + 4 good rows of rich.csv.
+    assert_eq!(batch.table.len(), combined.len());
+    let a = serde_json::to_string(&batch.table).unwrap();
+    let b = serde_json::to_string(&combined).unwrap();
+    assert_eq!(a, b);
+    let duration = ingest::run_duration(&readable, &combined, None);
+    let from_batch = evaluate(
+        &batch.table,
+        batch.prepared.as_ref().expect("prepared"),
+        &spec(),
+        &duration,
+    );
+    assert_eq!(from_batch, report(&combined, &spec(), &duration));
+}
+
+#[test]
+fn a_batch_comes_back_from_its_bytes_unchanged() {
+    let batch = load();
+    let before = serde_json::to_string(&batch).unwrap();
+    let bytes = batch.encode();
+    let back = Batch::decode(&bytes).expect("decode");
+    // NaN marks absent cells, so compare through JSON (NaN as null) and through the bytes.
+    assert_eq!(serde_json::to_string(&back).unwrap(), before);
+    assert_eq!(back.table.id(0), "1");
+    assert!((0..back.table.len()).any(|r| back.table.id(r) == "r3"));
+    assert_eq!(back.clone().encode(), bytes);
+    let spec = spec();
+    let p = back.prepared.as_ref().expect("prepared");
+    let duration = slo_core::evaluate::Duration::known(60.0, "test");
+    assert_eq!(
+        evaluate(&back.table, p, &spec, &duration),
+        report(&back.table, &spec, &duration)
+    );
+}
+
+#[test]
+fn saved_reports_are_set_aside_and_an_invalid_spec_prepares_nothing() {
+    let saved = r#"{"format": "slo-workbench-report", "version": 1}"#;
+    let mut invalid = spec();
+    invalid.objective = 2.0;
+    let batch = Batch::load(
+        &[
+            ("r.json".to_string(), saved.as_bytes().to_vec()),
+            fixture("worked_example.csv"),
+        ],
+        &IngestOptions::default(),
+        Some(&invalid),
+        &mut |_, _| {},
+    );
+    assert_eq!(batch.saved, vec![("r.json".to_string(), saved.to_string())]);
+    assert_eq!(batch.files.len(), 1);
+    assert_eq!(batch.table.len(), 10);
+    assert!(batch.prepared.is_none());
+    let back = Batch::decode(&batch.clone().encode()).unwrap();
+    assert_eq!(back.saved, batch.saved);
+    assert!(back.prepared.is_none());
+}
+
+#[test]
+fn progress_rises_from_parsing_to_done() {
+    let mut seen: Vec<(String, f64)> = Vec::new();
+    Batch::load(
+        &sources(),
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |phase, f| seen.push((phase.to_string(), f)),
+    );
+    assert_eq!(
+        seen.first().map(|s| s.0.as_str()),
+        Some("Parsing worked_example.csv")
+    );
+    assert_eq!(seen.last(), Some(&("Done".to_string(), 1.0)));
+    assert!(seen.windows(2).all(|w| w[0].1 <= w[1].1), "{seen:?}");
+    assert!(seen.iter().any(|s| s.0.starts_with("Grouping")));
+}
+
+#[test]
+fn damaged_bytes_give_an_error_never_a_panic() {
+    let bytes = load().encode();
+    // About 400 cuts and 400 flips spread over the buffer (header, JSON and columns).
+    let step = (bytes.len() / 400).max(1);
+    for cut in (0..bytes.len()).step_by(step) {
+        assert!(Batch::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut extra = bytes.clone();
+    extra.push(0);
+    assert!(Batch::decode(&extra).is_err());
+    // Flip bytes through the whole buffer: each decode returns, Ok or Err, and an Ok batch is
+    // consistent enough to evaluate.
+    let spec = spec();
+    let duration = slo_core::evaluate::Duration::known(60.0, "test");
+    for k in (0..bytes.len()).step_by(step) {
+        let mut b = bytes.clone();
+        b[k] ^= 0xA5;
+        if let Ok(batch) = Batch::decode(&b) {
+            let _ = report(&batch.table, &spec, &duration);
+        }
+    }
+    assert!(Batch::decode(b"not a batch").is_err());
+}

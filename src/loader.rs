@@ -1,0 +1,320 @@
+//! Loading files without freezing the page: each load runs in its own Web Worker
+//! (www/worker.js, running this same wasm's `worker::worker_load`), which reads the files in
+//! chunks, parses them, combines them and prepares the grouping, and reports progress on the
+//! way. The page shows a progress bar with a Cancel button (`LoadProgress`), then rebuilds the
+//! result from its bytes (`slo_core::transfer`) and commits it like any other load.
+//!
+//! Where a worker cannot start (the single-file edition opened from disk: a `file://` page may
+//! not start workers), the files are read and parsed on the page instead, as before.
+
+use std::cell::{Cell, RefCell};
+
+use js_sys::{Array, Object, Reflect, Uint8Array};
+use leptos::prelude::*;
+use slo_core::transfer::Batch;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{MessageEvent, Worker, WorkerOptions, WorkerType};
+
+use crate::app::{go, Tab};
+use crate::state::{AppState, Notice};
+
+/// One input of a load: a file the user chose (read by the worker) or bytes already in the page.
+#[derive(Clone)]
+pub enum Source {
+    File(web_sys::File),
+    Bytes { name: String, bytes: Vec<u8> },
+}
+
+impl Source {
+    pub fn name(&self) -> String {
+        match self {
+            Source::File(f) => f.name(),
+            Source::Bytes { name, .. } => name.clone(),
+        }
+    }
+
+    fn size(&self) -> f64 {
+        match self {
+            Source::File(f) => f.size(),
+            Source::Bytes { bytes, .. } => bytes.len() as f64,
+        }
+    }
+}
+
+/// How far the running load is, for the progress bar.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// What is happening ("Reading a.csv", "Parsing a.csv", ...).
+    pub phase: String,
+    /// 0 to 1.
+    pub fraction: f64,
+}
+
+/// Pasted text below this size is parsed on the page: a worker's start-up would cost more.
+const IN_PAGE_BYTES: f64 = 1_000_000.0;
+
+/// The running load: its worker and the handlers that must live as long as it does.
+struct Job {
+    worker: Worker,
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+}
+
+thread_local! {
+    static JOB: RefCell<Option<Job>> = const { RefCell::new(None) };
+    /// Counts loads and cancellations: work scheduled for an older one is dropped.
+    static GENERATION: Cell<u32> = const { Cell::new(0) };
+}
+
+fn stop_worker() {
+    if let Some(job) = JOB.with(|j| j.borrow_mut().take()) {
+        job.worker.terminate();
+    }
+}
+
+/// Loads `sources` as the new data. Small pasted text is parsed at once; files go to a worker.
+/// A load started while another runs replaces it.
+pub fn load(state: AppState, sources: Vec<Source>) {
+    stop_worker();
+    GENERATION.set(GENERATION.get().wrapping_add(1));
+    state.last_sources.set_value(sources.clone());
+    let in_page = sources.iter().all(|s| matches!(s, Source::Bytes { .. }))
+        && sources.iter().map(Source::size).sum::<f64>() < IN_PAGE_BYTES;
+    if in_page {
+        state.loading.set(None);
+        let batch = state.load_batch(sources.into_iter().map(into_bytes).collect());
+        if state.commit(batch, false) {
+            go(Tab::Report);
+        }
+        return;
+    }
+    if let Err(reason) = start_worker(state, &sources) {
+        web_sys::console::warn_1(&format!("loading on the page: {reason}").into());
+        load_in_page(state, sources);
+    }
+}
+
+/// Stops the running load; the data loaded before stays.
+pub fn cancel(state: AppState) {
+    stop_worker();
+    GENERATION.set(GENERATION.get().wrapping_add(1));
+    state.loading.set(None);
+    let had = !state.table.with_untracked(|t| t.0.is_empty());
+    state.notice.set(Some(Notice {
+        failed: true,
+        headline: if had {
+            "Loading cancelled; the previous data is still loaded.".to_string()
+        } else {
+            "Loading cancelled.".to_string()
+        },
+        details: Vec::new(),
+        unmapped: Vec::new(),
+    }));
+}
+
+fn into_bytes(source: Source) -> (String, Vec<u8>) {
+    match source {
+        Source::Bytes { name, bytes } => (name, bytes),
+        Source::File(f) => (f.name(), Vec::new()),
+    }
+}
+
+/// Reads every source on the page, then parses there (no worker).
+fn load_in_page(state: AppState, sources: Vec<Source>) {
+    state.loading.set(Some(Progress {
+        phase: "Reading the files".to_string(),
+        fraction: 0.0,
+    }));
+    let generation = GENERATION.get();
+    wasm_bindgen_futures::spawn_local(async move {
+        let mut read = Vec::new();
+        for source in sources {
+            match source {
+                Source::File(file) => {
+                    let bytes = match JsFuture::from(file.array_buffer()).await {
+                        Ok(buf) => Uint8Array::new(&buf).to_vec(),
+                        Err(_) => Vec::new(),
+                    };
+                    read.push((file.name(), bytes));
+                }
+                Source::Bytes { name, bytes } => read.push((name, bytes)),
+            }
+        }
+        if GENERATION.get() != generation {
+            return; // cancelled or replaced meanwhile
+        }
+        let batch = state.load_batch(read);
+        state.loading.set(None);
+        if state.commit(batch, false) {
+            go(Tab::Report);
+        }
+    });
+}
+
+fn start_worker(state: AppState, sources: &[Source]) -> Result<(), String> {
+    let options = WorkerOptions::new();
+    options.set_type(WorkerType::Module);
+    let worker = Worker::new_with_options("./worker.js", &options)
+        .map_err(|e| format!("no worker: {e:?}"))?;
+
+    let fallback = sources.to_vec();
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        on_message(state, ev.data());
+    });
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        // The worker's script could not start (or failed outside worker_load): load on the page.
+        ev.prevent_default();
+        stop_worker();
+        web_sys::console::warn_1(&"the loader worker failed; loading on the page".into());
+        load_in_page(state, fallback.clone());
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+
+    let message = Object::new();
+    let list = Array::new();
+    for source in sources {
+        let entry = Object::new();
+        set(&entry, "name", &source.name().into());
+        match source {
+            Source::File(f) => set(&entry, "file", f),
+            Source::Bytes { bytes, .. } => {
+                set(&entry, "bytes", &Uint8Array::from(bytes.as_slice()))
+            }
+        }
+        list.push(&entry);
+    }
+    let options = slo_core::ingest::IngestOptions {
+        mapping: state.mapping.get_untracked(),
+        ..Default::default()
+    };
+    set(&message, "sources", &list);
+    set(
+        &message,
+        "options",
+        &serde_json::to_string(&options).unwrap_or_default().into(),
+    );
+    set(
+        &message,
+        "spec",
+        &state.spec.with_untracked(|s| s.to_json()).into(),
+    );
+    worker
+        .post_message(&message)
+        .map_err(|e| format!("the worker refused the files: {e:?}"))?;
+    let what = match sources {
+        [one] => one.name(),
+        [first, rest @ ..] => format!("{} and {} more", first.name(), rest.len()),
+        [] => String::new(),
+    };
+    state.loading.set(Some(Progress {
+        phase: format!("Loading {what}"),
+        fraction: 0.0,
+    }));
+    JOB.with(|j| {
+        *j.borrow_mut() = Some(Job {
+            worker,
+            _on_message: on_message,
+            _on_error: on_error,
+        })
+    });
+    Ok(())
+}
+
+fn set(target: &Object, key: &str, value: &JsValue) {
+    let _ = Reflect::set(target, &key.into(), value);
+}
+
+fn get(target: &JsValue, key: &str) -> JsValue {
+    Reflect::get(target, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn on_message(state: AppState, data: JsValue) {
+    match get(&data, "kind").as_string().as_deref() {
+        Some("progress") => state.loading.set(Some(Progress {
+            phase: get(&data, "phase").as_string().unwrap_or_default(),
+            fraction: get(&data, "fraction").as_f64().unwrap_or(0.0),
+        })),
+        Some("done") => {
+            stop_worker();
+            let bytes = get(&data, "payload")
+                .dyn_into::<Uint8Array>()
+                .map(|a| a.to_vec())
+                .unwrap_or_default();
+            state.loading.set(Some(Progress {
+                phase: "Showing the report".to_string(),
+                fraction: 1.0,
+            }));
+            // Copying the bytes in, decoding them and showing the result are three tasks, so
+            // that none holds the page for long (at a million requests about 60, 150 and 150 ms).
+            let generation = GENERATION.get();
+            let current = move || GENERATION.get() == generation;
+            set_timeout(
+                move || {
+                    if !current() {
+                        return; // cancelled or replaced meanwhile
+                    }
+                    let batch = Batch::decode(&bytes);
+                    drop(bytes);
+                    set_timeout(
+                        move || {
+                            if !current() {
+                                return;
+                            }
+                            state.loading.set(None);
+                            match batch {
+                                Ok(batch) => {
+                                    if state.commit(batch, false) {
+                                        go(Tab::Report);
+                                    }
+                                }
+                                Err(e) => failed(
+                                    state,
+                                    format!("the loader's result could not be read: {e}"),
+                                ),
+                            }
+                        },
+                        std::time::Duration::ZERO,
+                    );
+                },
+                std::time::Duration::ZERO,
+            );
+        }
+        _ => {
+            stop_worker();
+            state.loading.set(None);
+            let message = get(&data, "message").as_string().unwrap_or_default();
+            failed(state, format!("loading failed: {message}"));
+        }
+    }
+}
+
+fn failed(state: AppState, detail: String) {
+    state.notice.set(Some(Notice {
+        failed: true,
+        headline: "Nothing could be read; the previous data is still loaded.".to_string(),
+        details: vec![detail],
+        unmapped: Vec::new(),
+    }));
+}
+
+/// The progress bar and Cancel button of a running load, shown on every tab.
+#[component]
+pub fn LoadProgress() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        state.loading.get().map(|p| {
+            let percent = (p.fraction.clamp(0.0, 1.0) * 100.0).round();
+            view! {
+                <div class="load-progress" role="status" aria-live="polite" data-testid="load-progress">
+                    <label for="load-bar">{p.phase.clone()} "…"</label>
+                    <progress id="load-bar" max="100" value=percent.to_string()>{format!("{percent} %")}</progress>
+                    <span class="muted small">{format!("{percent} %")}</span>
+                    <button data-testid="cancel-load" on:click=move |_| cancel(state)>"Cancel"</button>
+                </div>
+            }
+        })
+    }
+}

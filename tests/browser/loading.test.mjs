@@ -1,0 +1,89 @@
+// Large files load in a Web Worker with a progress bar and a Cancel button; cancelling keeps the
+// data loaded before.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { serve, launch, openPage, outsideRequests, screenshot } from "./harness.mjs";
+import { DataPage, ReportPage } from "./pages.mjs";
+
+const ROWS = 400_000;
+let server;
+let browser;
+let bigFile;
+let expected;
+
+/** A log of ROWS requests (about 11 MB) whose joint attainment is computed here, by hand. */
+function writeBigLog(file) {
+  const lines = ["request_id,ttft_ms,e2e_ms,output_tokens"];
+  let good = 0;
+  for (let i = 0; i < ROWS; i++) {
+    const ttft = i % 1000;
+    const out = 51 + (i % 7) * 25; // 51 ... 201 tokens
+    const tpot = 30 + (i % 11) * 3; // 30 ... 60 ms
+    const e2e = ttft + tpot * (out - 1);
+    lines.push(`${i},${ttft},${e2e},${out}`);
+    // The app's starting targets: TTFT <= 500 ms and TPOT <= 50 ms.
+    if (ttft <= 500 && tpot <= 50) good++;
+  }
+  fs.writeFileSync(file, lines.join("\n") + "\n");
+  const pct = ((100 * good) / ROWS).toFixed(2).replace(/0+$/, "").replace(/\.$/, "");
+  return `${pct} %`;
+}
+
+before(async () => {
+  bigFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "slo-big-")), "big_log.csv");
+  expected = writeBigLog(bigFile);
+  server = await serve();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  fs.rmSync(path.dirname(bigFile), { recursive: true, force: true });
+});
+
+test("a large file is parsed in a worker, with progress, and gives the hand-computed attainment", async () => {
+  const { page, context, requests, errors } = await openPage(browser, server.url + "#data");
+  const workers = [];
+  page.on("worker", (w) => workers.push(w.url()));
+  const data = new DataPage(page);
+  await data.open();
+  await data.upload(bigFile);
+  await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
+  await screenshot(page, "loading-progress");
+  const report = new ReportPage(page);
+  await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
+  await report.waitForReport();
+  assert.equal(await report.text("attainment"), expected);
+  assert.equal(workers.length, 1, "one worker per load");
+  assert.match(workers[0], /worker\.js$/);
+  await data.open();
+  assert.match(await data.notice().innerText(), /Loaded 400,000 requests from 1 file/);
+  assert.deepEqual(outsideRequests(requests), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("cancelling a load keeps the data loaded before and says so", async () => {
+  const { page, context, errors } = await openPage(browser, server.url + "#data");
+  const data = new DataPage(page);
+  await data.open();
+  await data.paste("request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,200,700,11\n");
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  await data.open();
+  await data.upload(bigFile);
+  await page.getByTestId("cancel-load").click({ timeout: 30000 });
+  await page.getByTestId("load-progress").waitFor({ state: "detached" });
+  assert.match(await data.notice().innerText(), /Loading cancelled; the previous data is still loaded/);
+  const files = await page.getByTestId("files").innerText();
+  assert.match(files, /pasted text/);
+  assert.doesNotMatch(files, /big_log/);
+  // The cancelled load must not land later either.
+  await page.waitForTimeout(3000);
+  assert.doesNotMatch(await page.getByTestId("files").innerText(), /big_log/);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
