@@ -16,7 +16,8 @@
 # faster. Panics, failed assertions and integer overflow (the fuzz build keeps debug assertions
 # and overflow checks) are what crash. docs/reliability.md has the counts of the last long run.
 #
-# Seeds: tests/malformed/ (the malformed-input corpus) and the parser fixtures, copied into
+# Seeds: tests/malformed/ (the malformed-input corpus), the parser fixtures and fuzz/seeds/
+# (encoded batches for `transfer`, written by Batch::encode at the time of the target), copied into
 # fuzz/corpus/<target>/ (git-ignored), which libFuzzer then grows. A crash leaves its input in
 # fuzz/artifacts/<target>/ and the script exits non-zero; reproduce it with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none <target> fuzz/artifacts/<target>/crash-...
@@ -28,7 +29,7 @@ source scripts/env.sh
 
 SECONDS_EACH="${1:-60}"
 shift || true
-ALL_TARGETS=(ingest_csv ingest_json ingest_vllm prometheus spec_json share_fragment evaluate)
+ALL_TARGETS=(ingest_csv ingest_json ingest_vllm prometheus spec_json share_fragment evaluate transfer)
 if [ "$#" -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL_TARGETS[@]}"); fi
 
 say() { printf '\033[1mfuzz:\033[0m %s\n' "$*"; }
@@ -58,6 +59,8 @@ seeds_for() {
       ls $m/spec_* 2>/dev/null ;;
     share_fragment)
       ls $m/share_* 2>/dev/null ;;
+    transfer)
+      ls fuzz/seeds/transfer/* 2>/dev/null ;;
   esac
 }
 

@@ -97,8 +97,8 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         })?,
         mapping: Default::default(),
     };
-    let files = input::load_files(&args.files, &options)?;
-    let table = input::combine(&files);
+    let mut files = input::load_files(&args.files, &options)?;
+    let table = input::combine(&mut files);
     let ev = events(&table, &spec);
     if ev.events.is_empty() && ev.no_timestamp > 0 {
         return Err(format!(

@@ -124,8 +124,8 @@ fn evaluate_run(
     options: &IngestOptions,
     spec: &Spec,
 ) -> Result<(Report, Vec<Provenance>), String> {
-    let files = input::load_files(&[path.to_string()], options)?;
-    let table = input::combine(&files);
+    let mut files = input::load_files(&[path.to_string()], options)?;
+    let table = input::combine(&mut files);
     let duration = ingest::run_duration(&files.iter().collect::<Vec<_>>(), &table, None);
     let report = report(&table, spec, &duration);
     Ok((report, files.into_iter().map(|f| f.provenance).collect()))

@@ -31,8 +31,8 @@ pub fn run(args: Args) -> Result<Outcome, String> {
     let text = if args.files.is_empty() {
         document(&spec, None)
     } else {
-        let files = input::load_files(&args.files, &IngestOptions::default())?;
-        let table = input::combine(&files);
+        let mut files = input::load_files(&args.files, &IngestOptions::default())?;
+        let table = input::combine(&mut files);
         let refs: Vec<&Loaded> = files.iter().collect();
         let duration = ingest::run_duration(&refs, &table, args.duration_s);
         let report = report(&table, &spec, &duration);

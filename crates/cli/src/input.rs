@@ -98,7 +98,8 @@ pub struct TargetFlags {
     pub e2e: Option<f64>,
 }
 
-/// Merges loaded files into one table.
-pub fn combine(files: &[Loaded]) -> RequestTable {
-    ingest::combine(&files.iter().collect::<Vec<_>>())
+/// Merges loaded files into one table, moving their requests out (the files keep their
+/// provenance and metadata).
+pub fn combine(files: &mut [Loaded]) -> RequestTable {
+    ingest::take_combined(files)
 }

@@ -97,8 +97,8 @@ pub fn run(args: Args) -> Result<Exit, String> {
         })?,
         mapping: Default::default(),
     };
-    let files = input::load_files(&args.files, &options)?;
-    let table = input::combine(&files);
+    let mut files = input::load_files(&args.files, &options)?;
+    let table = input::combine(&mut files);
     let duration = ingest::run_duration(&files.iter().collect::<Vec<_>>(), &table, args.duration_s);
     let prepared = prepare(&table, &spec);
     let report = evaluate(&table, &prepared, &spec, &duration);

@@ -14,6 +14,7 @@ pub mod delimited;
 pub mod fields;
 pub mod records;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
@@ -271,7 +272,11 @@ fn provenance(name: &str, bytes: &[u8], format: Option<Format>) -> Provenance {
 ///
 /// # Edge cases
 /// Invalid UTF-8 is replaced (U+FFFD) and said in a warning, rather than refusing the file.
-pub fn decode_text(bytes: &[u8], warnings: &mut Vec<String>) -> Result<String, String> {
+/// Valid UTF-8 (the usual case) is borrowed, not copied.
+pub fn decode_text<'a>(
+    bytes: &'a [u8],
+    warnings: &mut Vec<String>,
+) -> Result<Cow<'a, str>, String> {
     if bytes.iter().all(|b| b.is_ascii_whitespace()) {
         return Err("the file is empty: there is nothing to read".to_string());
     }
@@ -290,11 +295,11 @@ pub fn decode_text(bytes: &[u8], warnings: &mut Vec<String>) -> Result<String, S
     };
     if let Some(body) = bytes.strip_prefix(&[0xFF, 0xFE]) {
         warnings.push("the file is UTF-16 (little-endian); it was converted to UTF-8".to_string());
-        return Ok(utf16(true, body));
+        return Ok(Cow::Owned(utf16(true, body)));
     }
     if let Some(body) = bytes.strip_prefix(&[0xFE, 0xFF]) {
         warnings.push("the file is UTF-16 (big-endian); it was converted to UTF-8".to_string());
-        return Ok(utf16(false, body));
+        return Ok(Cow::Owned(utf16(false, body)));
     }
     let body = match bytes.strip_prefix(&[0xEF, 0xBB, 0xBF]) {
         Some(rest) => {
@@ -309,7 +314,7 @@ pub fn decode_text(bytes: &[u8], warnings: &mut Vec<String>) -> Result<String, S
         return Err("this looks like a binary file (it contains NUL bytes), not a text log; if it is UTF-16 text, save it as UTF-8".to_string());
     }
     match std::str::from_utf8(body) {
-        Ok(s) => Ok(s.to_string()),
+        Ok(s) => Ok(Cow::Borrowed(s)),
         Err(e) => {
             let line = body
                 .get(..e.valid_up_to())
@@ -317,7 +322,7 @@ pub fn decode_text(bytes: &[u8], warnings: &mut Vec<String>) -> Result<String, S
             warnings.push(format!(
                 "the file is not valid UTF-8 (first bad byte on line {line}); bad bytes were replaced with \u{FFFD}"
             ));
-            Ok(String::from_utf8_lossy(body).into_owned())
+            Ok(String::from_utf8_lossy(body))
         }
     }
 }
@@ -400,6 +405,21 @@ pub fn combine(files: &[&Loaded]) -> RequestTable {
     let mut table = RequestTable::default();
     for (k, f) in files.iter().enumerate() {
         table.append(f.table.clone(), k as u32);
+    }
+    table
+}
+
+/// Like [`combine`], but moves each file's requests out instead of copying them (a million rows
+/// are not copied twice); the files keep their provenance, metadata and messages. Files with
+/// `fatal` set have no rows and are skipped, so sources are numbered over the readable files.
+pub fn take_combined(files: &mut [Loaded]) -> RequestTable {
+    let mut readable: Vec<&mut Loaded> = files.iter_mut().filter(|f| f.fatal.is_none()).collect();
+    if let [one] = readable.as_mut_slice() {
+        return std::mem::take(&mut one.table);
+    }
+    let mut table = RequestTable::default();
+    for (k, f) in readable.into_iter().enumerate() {
+        table.append(std::mem::take(&mut f.table), k as u32);
     }
     table
 }

@@ -62,19 +62,7 @@ impl Batch {
             }
             batch.files.push(ingest::parse(name, bytes, options));
         }
-        // Move the tables into one (no copy of a million rows), leaving each file its metadata.
-        let mut readable: Vec<&mut Loaded> = batch
-            .files
-            .iter_mut()
-            .filter(|f| f.fatal.is_none())
-            .collect();
-        if let [one] = readable.as_mut_slice() {
-            batch.table = std::mem::take(&mut one.table);
-        } else {
-            for (k, f) in readable.into_iter().enumerate() {
-                batch.table.append(std::mem::take(&mut f.table), k as u32);
-            }
-        }
+        batch.table = ingest::take_combined(&mut batch.files);
         if let Some(spec) = spec.filter(|s| s.validate().is_empty() && !batch.table.is_empty()) {
             progress("Grouping requests and sorting latencies", PARSE_SHARE);
             batch.prepared = Some(prepare(&batch.table, spec));
@@ -305,6 +293,16 @@ fn status_from_code(c: u8) -> Option<Status> {
     })
 }
 
+/// The first eight bytes of `c` (always eight: it comes from `chunks_exact(8)`). Written out
+/// element by element: in the size-tuned wasm build `copy_from_slice` is a `memcpy` call per
+/// value (the page decoded a million requests in 158 ms with it, 127 ms without).
+fn eight(c: &[u8]) -> [u8; 8] {
+    match c {
+        [a, b, c, d, e, f, g, h, ..] => [*a, *b, *c, *d, *e, *f, *g, *h],
+        _ => [0; 8],
+    }
+}
+
 struct Writer(Vec<u8>);
 
 impl Writer {
@@ -454,9 +452,7 @@ impl<'a> Reader<'a> {
                 .take(n.checked_mul(8).ok_or("a column is too long")?)?
                 .chunks_exact(8)
                 .map(|c| {
-                    let mut b = [0u8; 8];
-                    b.copy_from_slice(c);
-                    usize::try_from(u64::from_le_bytes(b))
+                    usize::try_from(u64::from_le_bytes(eight(c)))
                         .map_err(|_| "a number is too large".to_string())
                 })
                 .collect(),
@@ -470,11 +466,7 @@ impl<'a> Reader<'a> {
             COLUMN_RAW => Ok(self
                 .take(n.checked_mul(8).ok_or("a column is too long")?)?
                 .chunks_exact(8)
-                .map(|c| {
-                    let mut b = [0u8; 8];
-                    b.copy_from_slice(c);
-                    f64::from_le_bytes(b)
-                })
+                .map(|c| f64::from_le_bytes(eight(c)))
                 .collect()),
             other => Err(format!("unknown column kind {other}")),
         }
