@@ -680,3 +680,23 @@ fn a_target_with_17_significant_digits_changed_in_a_json_round_trip() {
     assert_eq!(Spec::from_json(&spec.to_json()), Ok(spec.clone()));
     assert_eq!(from_share_fragment(&to_share_fragment(&spec)), Ok(spec));
 }
+
+/// Found by fuzzing (`ingest_json`): a GenAI-Perf request whose first response was stamped after
+/// its last loaded as a successful request with TTFT 90,000 s and E2E 171 ms, breaking E2E ≥
+/// TTFT; the gaps between responses hid it (`saturating_sub` made them 0).
+#[test]
+fn genai_perf_response_timestamps_that_went_back_in_time_gave_a_ttft_above_e2e() {
+    let bytes = std::fs::read(format!(
+        "{}/../../tests/malformed/genai_perf_timestamps_backwards.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    let l = ingest::parse("g.json", &bytes, &IngestOptions::default());
+    assert_eq!(l.table.len(), 1, "the good request stays");
+    assert_eq!(l.error_count, 1);
+    let error = l.errors[0].to_string();
+    assert!(error.contains("response_timestamps[1]"), "{error}");
+    for row in 0..l.table.len() {
+        assert!(l.table.e2e_ms(row) >= l.table.ttft_ms(row));
+    }
+}

@@ -12,7 +12,7 @@
 use serde_json::{Map, Value};
 
 use super::json;
-use crate::ingest::{Loaded, RequestRate, RunMeta};
+use crate::ingest::{fields, Loaded, RequestRate, RunMeta};
 use crate::table::{Row, Status};
 
 /// A request that could not be read: (key, JSON path, reason).
@@ -81,6 +81,14 @@ pub fn parse(name: &str, text: &str) -> Loaded {
             let path = format!("$.experiments[{e}].requests[{k}]");
             match request(req, openai) {
                 Ok(mut got) => {
+                    // Ordered timestamps make this hold; checked like every other reader does.
+                    if let Err(reason) = fields::check_row(&got.row) {
+                        loaded.reject(
+                            json::loc(name, None, "response_timestamps", path.clone()),
+                            reason,
+                        );
+                        continue;
+                    }
                     if got.tokens_counted {
                         counted_chunks += 1;
                     }
@@ -228,6 +236,7 @@ fn request(req: &Value, openai: bool) -> Result<Request, Bad> {
     let mut completion = None;
     let mut prompt = None;
     let mut error = None;
+    let mut previous_t = None;
     for (j, t) in stamps.iter().enumerate() {
         let t = ns(
             t,
@@ -241,6 +250,18 @@ fn request(req: &Value, openai: bool) -> Result<Request, Bad> {
                 format!(".response_timestamps[{j}]"),
                 reason,
             ));
+        }
+        // Responses arrive in order: a timestamp before the previous one is a broken clock or a
+        // damaged file, and would give a first token after the last (TTFT above E2E).
+        if let Some(previous) = previous_t.replace(t) {
+            if t < previous {
+                let reason = "this response is timestamped before the response before it (response_timestamps must not go back in time)".to_string();
+                return Err(bad(
+                    "response_timestamps",
+                    format!(".response_timestamps[{j}]"),
+                    reason,
+                ));
+            }
         }
         let chunk = match outputs.get(j) {
             Some(out) if openai => sse_chunk(out),
