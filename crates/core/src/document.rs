@@ -605,7 +605,7 @@ pub fn document(spec: &Spec, measured: Option<&Measured>) -> String {
     }
     d.para(&budget_text);
     d.para(&format!(
-        "The budget is spent by bad requests, one at a time, so it is a count: alert on how fast it burns (burn rate = bad fraction ÷ allowed bad fraction; a burn rate of 1 spends exactly the budget over the window). Multiwindow, multi-burn-rate alerts (Google SRE workbook), which fire while the burn rate over both windows is above the threshold; the share of the budget is for a {window} window:"
+        "The budget is spent by bad requests, one at a time, so it is a count: alert on how fast it burns (burn rate = bad fraction ÷ allowed bad fraction; a burn rate of 1 spends exactly the budget over the window). Multiwindow, multi-burn-rate alerts (Google SRE workbook), which fire while the burn rate over both windows is above the threshold; the share of the budget is for {window}:"
     ));
     d.line("| Severity | Burn rate above | Long window | Short window | Budget spent in the long window | Bad fraction above |");
     d.line("|---|---:|---|---|---:|---:|");
