@@ -50,6 +50,15 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   page.on("worker", (w) => workers.push(w.url()));
   const data = new DataPage(page);
   await data.open();
+  // Every state the progress bar shows, as (phase, percent).
+  await page.evaluate(() => {
+    window.__progress = [];
+    new MutationObserver(() => {
+      const bar = document.querySelector("#load-bar");
+      const label = document.querySelector('[data-testid="load-progress"] label');
+      if (bar) window.__progress.push([label.textContent, Number(bar.getAttribute("value"))]);
+    }).observe(document.body, { childList: true, subtree: true, attributes: true });
+  });
   await data.upload(bigFile);
   await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
   await screenshot(page, "loading-progress");
@@ -57,6 +66,12 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
   await report.waitForReport();
   assert.equal(await report.text("attainment"), expected);
+  // The bar moved while the file was being parsed (reading is 0-20 %, parsing 20-84 %), and
+  // never went back.
+  const seen = await page.evaluate(() => window.__progress);
+  const parsing = seen.filter(([phase]) => phase.startsWith("Parsing big_log.csv"));
+  assert.ok(parsing.some(([, v]) => v > 20 && v < 84), JSON.stringify(seen));
+  assert.ok(seen.every(([, v], k) => k === 0 || v >= seen[k - 1][1]), JSON.stringify(seen));
   assert.equal(workers.length, 1, "one worker per load");
   assert.match(workers[0], /worker\.js$/);
   await data.open();

@@ -349,7 +349,18 @@ pub fn detect(text: &str) -> Format {
 /// assert_eq!(loaded.errors[0].to_string(), "a.csv:3:1: column \"ttft_ms\": \"x\" is not a number");
 /// ```
 pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
-    let mut loaded = parse_unnamed(name, bytes, options);
+    parse_with_progress(name, bytes, options, &mut |_| {})
+}
+
+/// [`parse`], telling `progress` how far through the file it is (0 to 1) every 65,536 rows of a
+/// CSV, TSV or JSON Lines log; other formats are read in one go and say nothing.
+pub fn parse_with_progress(
+    name: &str,
+    bytes: &[u8],
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Loaded {
+    let mut loaded = parse_unnamed(name, bytes, options, progress);
     // Every whole-file message starts with the file's name, like a row error's location does
     // (some already do: `a.json:1:104: the JSON ends too early`).
     if let Some(fatal) = &mut loaded.fatal {
@@ -360,7 +371,12 @@ pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
     loaded
 }
 
-fn parse_unnamed(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
+fn parse_unnamed(
+    name: &str,
+    bytes: &[u8],
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Loaded {
     let mut warnings = Vec::new();
     let text = match decode_text(bytes, &mut warnings) {
         Ok(t) => t,
@@ -368,8 +384,10 @@ fn parse_unnamed(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
     };
     let format = options.format.unwrap_or_else(|| detect(&text));
     let mut loaded = match format {
-        Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options),
-        Format::JsonLines | Format::JsonArray => records::parse(name, &text, format, options),
+        Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options, progress),
+        Format::JsonLines | Format::JsonArray => {
+            records::parse(name, &text, format, options, progress)
+        }
         _ => bench::parse(name, &text, format, options),
     };
     let rows_read = loaded.table.len() as u64;

@@ -48,19 +48,27 @@ impl Batch {
         let mut done = 0usize;
         let mut batch = Batch::default();
         for (name, bytes) in sources {
-            progress(
-                &format!("Parsing {name}"),
-                PARSE_SHARE * done as f64 / total as f64,
-            );
+            let phase = format!("Parsing {name}");
+            let (before, size) = (done as f64, bytes.len() as f64);
+            let mut within = |f: f64| {
+                progress(&phase, PARSE_SHARE * (before + f * size) / total as f64);
+            };
+            within(0.0);
             done += bytes.len();
-            if let Some(text) = std::str::from_utf8(bytes)
-                .ok()
-                .filter(|t| saved::looks_saved(t))
-            {
-                batch.saved.push((name.clone(), text.to_string()));
-                continue;
+            // A saved report says so in its first bytes; only then is the whole file checked.
+            let head = String::from_utf8_lossy(bytes.get(..256).unwrap_or(bytes));
+            if saved::looks_saved(&head) {
+                if let Ok(text) = std::str::from_utf8(bytes) {
+                    batch.saved.push((name.clone(), text.to_string()));
+                    continue;
+                }
             }
-            batch.files.push(ingest::parse(name, bytes, options));
+            batch.files.push(ingest::parse_with_progress(
+                name,
+                bytes,
+                options,
+                &mut within,
+            ));
         }
         batch.table = ingest::take_combined(&mut batch.files);
         if let Some(spec) = spec.filter(|s| s.validate().is_empty() && !batch.table.is_empty()) {

@@ -176,3 +176,37 @@ fn damaged_bytes_give_an_error_never_a_panic() {
     }
     assert!(Batch::decode(b"not a batch").is_err());
 }
+
+#[test]
+fn a_large_log_reports_progress_while_it_is_parsed() {
+    // 200,000 rows: three reports inside the file (every 65,536 rows), for CSV and JSON Lines.
+    let csv: String = std::iter::once("ttft_ms,e2e_ms,output_tokens\n".to_string())
+        .chain((0..200_000).map(|i| format!("{},{},11\n", i % 900, 1000 + i % 900)))
+        .collect();
+    let jsonl: String = (0..200_000)
+        .map(|i| {
+            format!(
+                "{{\"ttft_ms\": {}, \"e2e_ms\": {}}}\n",
+                i % 900,
+                1000 + i % 900
+            )
+        })
+        .collect();
+    for (name, text) in [("big.csv", csv), ("big.jsonl", jsonl)] {
+        let mut seen = Vec::new();
+        let loaded = ingest::parse_with_progress(
+            name,
+            text.as_bytes(),
+            &IngestOptions::default(),
+            &mut |f| seen.push(f),
+        );
+        assert_eq!(loaded.table.len(), 200_000, "{name}");
+        assert_eq!(seen.len(), 3, "{name}: {seen:?}");
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{name}: {seen:?}");
+        // Row 65,536 of 200,000 rows of about equal length is about a third of the way.
+        assert!(
+            (seen[0] - 65_536.0 / 200_000.0).abs() < 0.02,
+            "{name}: {seen:?}"
+        );
+    }
+}

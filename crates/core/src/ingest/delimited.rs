@@ -48,8 +48,18 @@ fn header_list<'a>(headers: impl ExactSizeIterator<Item = &'a String>) -> String
     out.join(", ")
 }
 
-/// Reads a CSV or TSV log. The delimiter is detected from the header line.
-pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) -> Loaded {
+/// Rows between two progress reports of a large file.
+pub const PROGRESS_ROWS: usize = 65_536;
+
+/// Reads a CSV or TSV log. The delimiter is detected from the header line. `progress` hears how
+/// far through the text the reader is, every [`PROGRESS_ROWS`] rows.
+pub fn parse(
+    name: &str,
+    text: &str,
+    format: Format,
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Loaded {
     let mut loaded = Loaded::default();
     let delimiter = detect_delimiter(text);
     if format == Format::Tsv && delimiter != b'\t' {
@@ -181,7 +191,12 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
 
     let mut ttft_sample = Vec::new();
     let mut e2e_sample = Vec::new();
+    let mut records = 0usize;
     loop {
+        records += 1;
+        if records.is_multiple_of(PROGRESS_ROWS) {
+            progress(reader.position().byte() as f64 / text.len().max(1) as f64);
+        }
         match reader.read_byte_record(&mut record) {
             Ok(true) => {}
             Ok(false) => break,

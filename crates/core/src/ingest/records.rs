@@ -8,7 +8,13 @@ use super::{Format, IngestOptions, Loaded, Location};
 use crate::table::Row;
 
 /// Reads JSON Lines or a JSON array of flat objects.
-pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) -> Loaded {
+pub fn parse(
+    name: &str,
+    text: &str,
+    format: Format,
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Loaded {
     let mut loaded = Loaded::default();
     let trimmed = text.trim_start();
     if format == Format::JsonArray || trimmed.starts_with('[') {
@@ -38,8 +44,13 @@ pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) ->
             Err(e) => loaded.fatal = Some(json_error(name, &e)),
         }
     } else {
+        let mut read = 0usize;
         for (k, line) in text.lines().enumerate() {
             let line_no = k as u64 + 1;
+            read += line.len() + 1;
+            if (k + 1).is_multiple_of(super::delimited::PROGRESS_ROWS) {
+                progress(read as f64 / text.len().max(1) as f64);
+            }
             if line.trim().is_empty() {
                 continue;
             }
