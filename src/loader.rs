@@ -8,6 +8,7 @@
 //! not start workers), the files are read and parsed on the page instead, as before.
 
 use std::cell::{Cell, RefCell};
+use std::rc::Rc;
 
 use js_sys::{Array, Object, Reflect, Uint8Array};
 use leptos::prelude::*;
@@ -74,25 +75,44 @@ fn stop_worker() {
     }
 }
 
-/// Loads `sources` as the new data. Small pasted text is parsed at once; files go to a worker.
-/// A load started while another runs replaces it.
+/// What to do with a finished load.
+type Done = Box<dyn FnOnce(AppState, Batch)>;
+
+/// Shared between a job's handlers: whichever finishes the load takes it.
+type SharedDone = Rc<RefCell<Option<Done>>>;
+
+/// Loads `sources` as the new data, then shows the report. Small pasted text is parsed at once;
+/// files go to a worker. A load started while another runs replaces it.
 pub fn load(state: AppState, sources: Vec<Source>) {
+    state.last_sources.set_value(sources.clone());
+    run(
+        state,
+        sources,
+        Box::new(|state: AppState, batch| {
+            if state.commit(batch, false) {
+                go(Tab::Report);
+            }
+        }),
+    );
+}
+
+/// Parses, combines and prepares `sources` (for the current spec and mapping) without blocking
+/// the page, with the progress bar, and hands the result to `done`. One load runs at a time.
+pub fn run(state: AppState, sources: Vec<Source>, done: Done) {
     stop_worker();
     GENERATION.set(GENERATION.get().wrapping_add(1));
-    state.last_sources.set_value(sources.clone());
     let in_page = sources.iter().all(|s| matches!(s, Source::Bytes { .. }))
         && sources.iter().map(Source::size).sum::<f64>() < IN_PAGE_BYTES;
     if in_page {
         state.loading.set(None);
         let batch = state.load_batch(sources.into_iter().map(into_bytes).collect());
-        if state.commit(batch, false) {
-            go(Tab::Report);
-        }
+        done(state, batch);
         return;
     }
-    if let Err(reason) = start_worker(state, &sources) {
+    let done: SharedDone = Rc::new(RefCell::new(Some(done)));
+    if let Err(reason) = start_worker(state, &sources, done.clone()) {
         web_sys::console::warn_1(&format!("loading on the page: {reason}").into());
-        load_in_page(state, sources);
+        load_in_page(state, sources, done);
     }
 }
 
@@ -122,7 +142,7 @@ fn into_bytes(source: Source) -> (String, Vec<u8>) {
 }
 
 /// Reads every source on the page, then parses there (no worker).
-fn load_in_page(state: AppState, sources: Vec<Source>) {
+fn load_in_page(state: AppState, sources: Vec<Source>, done: SharedDone) {
     state.loading.set(Some(Progress {
         phase: "Reading the files".to_string(),
         fraction: 0.0,
@@ -147,28 +167,29 @@ fn load_in_page(state: AppState, sources: Vec<Source>) {
         }
         let batch = state.load_batch(read);
         state.loading.set(None);
-        if state.commit(batch, false) {
-            go(Tab::Report);
+        if let Some(done) = done.borrow_mut().take() {
+            done(state, batch);
         }
     });
 }
 
-fn start_worker(state: AppState, sources: &[Source]) -> Result<(), String> {
+fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result<(), String> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
     let worker = Worker::new_with_options("./worker.js", &options)
         .map_err(|e| format!("no worker: {e:?}"))?;
 
     let fallback = sources.to_vec();
+    let fallback_done = done.clone();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-        on_message(state, ev.data());
+        on_message(state, ev.data(), &done);
     });
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
         // The worker's script could not start (or failed outside worker_load): load on the page.
         ev.prevent_default();
         stop_worker();
         web_sys::console::warn_1(&"the loader worker failed; loading on the page".into());
-        load_in_page(state, fallback.clone());
+        load_in_page(state, fallback.clone(), fallback_done.clone());
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
@@ -231,7 +252,7 @@ fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn on_message(state: AppState, data: JsValue) {
+fn on_message(state: AppState, data: JsValue, done: &SharedDone) {
     match get(&data, "kind").as_string().as_deref() {
         Some("progress") => state.loading.set(Some(Progress {
             phase: get(&data, "phase").as_string().unwrap_or_default(),
@@ -251,6 +272,7 @@ fn on_message(state: AppState, data: JsValue) {
             // that none holds the page for long (at a million requests about 60, 150 and 150 ms).
             let generation = GENERATION.get();
             let current = move || GENERATION.get() == generation;
+            let done = done.clone();
             set_timeout(
                 move || {
                     if !current() {
@@ -266,8 +288,8 @@ fn on_message(state: AppState, data: JsValue) {
                             state.loading.set(None);
                             match batch {
                                 Ok(batch) => {
-                                    if state.commit(batch, false) {
-                                        go(Tab::Report);
+                                    if let Some(done) = done.borrow_mut().take() {
+                                        done(state, batch);
                                     }
                                 }
                                 Err(e) => failed(

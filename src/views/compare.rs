@@ -3,29 +3,32 @@
 
 use leptos::prelude::*;
 use slo_core::compare::{compare, Change, Comparison, GroupComparison};
-use slo_core::evaluate::{fmt_q, report, Report};
-use slo_core::ingest::{self, IngestOptions};
+use slo_core::evaluate::{evaluate, fmt_q, report, Report};
+use slo_core::ingest::{self, Loaded};
+use slo_core::transfer::Batch;
 use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
 
 use crate::fmt;
+use crate::loader::{self, Source};
 use crate::state::AppState;
 
-/// Reads the other run: a saved report's numbers, or a log evaluated with the current spec.
-fn other_report(name: &str, bytes: &[u8], state: &AppState) -> Result<Report, String> {
-    if let Ok(text) = std::str::from_utf8(bytes) {
-        if slo_core::saved::looks_saved(text) {
-            return slo_core::saved::from_json(text).map(|s| s.report);
-        }
+/// The other run's report: a saved report's numbers, or the loaded log evaluated with the current
+/// spec (the loader prepared it for that spec). Errors start with the file's name.
+fn other_report(batch: Batch, state: &AppState) -> Result<Report, String> {
+    if let Some((name, text)) = batch.saved.first() {
+        return slo_core::saved::from_json(text)
+            .map(|s| s.report)
+            .map_err(|e| format!("{name}: {e}"));
     }
-    let loaded = ingest::parse(name, bytes, &IngestOptions::default());
-    if let Some(fatal) = loaded.fatal {
+    if let Some(fatal) = batch.files.iter().find_map(|f| f.fatal.clone()) {
         return Err(fatal);
     }
-    let duration = ingest::run_duration(&[&loaded], &loaded.table, None);
-    Ok(state
-        .spec
-        .with_untracked(|spec| report(&loaded.table, spec, &duration)))
+    let files: Vec<&Loaded> = batch.files.iter().collect();
+    let duration = ingest::run_duration(&files, &batch.table, None);
+    Ok(state.spec.with_untracked(|spec| match &batch.prepared {
+        Some(prepared) => evaluate(&batch.table, prepared, spec, &duration),
+        None => report(&batch.table, spec, &duration),
+    }))
 }
 
 #[component]
@@ -42,22 +45,22 @@ pub fn Compare() -> impl IntoView {
         let Some(file) = input.files().and_then(|l| l.get(0)) else {
             return;
         };
-        wasm_bindgen_futures::spawn_local(async move {
-            let bytes = match JsFuture::from(file.array_buffer()).await {
-                Ok(buf) => js_sys::Uint8Array::new(&buf).to_vec(),
-                Err(_) => Vec::new(),
-            };
-            let name = file.name();
-            other.set(Some((name.clone(), other_report(&name, &bytes, &state))));
-        });
+        let name = file.name();
+        // Parsed off the page like any load (a large run must not freeze it).
+        loader::run(
+            state,
+            vec![Source::File(file)],
+            Box::new(move |state: AppState, batch| {
+                // The view may be gone by now (another tab): then there is nothing to show.
+                let _ = other.try_set(Some((name, other_report(batch, &state))));
+            }),
+        );
+        input.set_value("");
     };
     let result = move || {
         let (name, other) = other.get()?;
         Some(match (other, state.report.get()) {
-            (Err(e), _) => {
-                view! { <p class="notice error" role="alert">{format!("{name}: {e}")}</p> }
-                    .into_any()
-            }
+            (Err(e), _) => view! { <p class="notice error" role="alert">{e}</p> }.into_any(),
             (Ok(b), Some(a)) => {
                 view! { <ComparisonTable c=compare(&a.0, &b) name=name /> }.into_any()
             }

@@ -378,7 +378,7 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
                     <tr class:flipped=v.flipped>
                         <th scope="row">{ind.indicator.label()}</th>
                         <td>{format!("p{}", fmt_q(p.q))}</td>
-                        <td class="num" data-testid=id("value")>{fmt::opt(p.value)}</td>
+                        <td class="num strong" data-testid=id("value")>{fmt::opt(p.value)}</td>
                         <td class="num" data-testid=id("linear")>{fmt::opt(p.linear)}</td>
                         <td class="num" data-testid=id("nearest")>{fmt::opt(p.nearest)}</td>
                         <td class="num" data-testid=id("nearest_rank")>{fmt::opt(p.nearest_rank)}</td>
@@ -401,7 +401,7 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
             <table class="pct" data-testid="percentiles-table">
                 <thead><tr>
                     <th>"Indicator"</th><th>"p"</th>
-                    <th title="the spec's method">{method}</th>
+                    <th title="the value the verdict uses: the spec's percentile method">{format!("value (spec: {method})")}</th>
                     <th title="numpy 'linear' (Hyndman & Fan type 7), vLLM's choice">"linear"</th>
                     <th title="numpy 'nearest'">"nearest"</th>
                     <th title="smallest value with at least q % of values at or below it">"nearest-rank"</th>

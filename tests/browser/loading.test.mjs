@@ -102,3 +102,25 @@ test("cancelling a load keeps the data loaded before and says so", async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("a run to compare with is read off the page too, and an unreadable one is named once", async () => {
+  const { page, context, errors } = await openPage(browser, server.url + "#data");
+  const data = new DataPage(page);
+  await data.open();
+  await data.paste("request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,200,700,11\n");
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  const empty = path.join(path.dirname(bigFile), "empty_run.csv");
+  fs.writeFileSync(empty, "");
+  await page.getByTestId("compare-file").setInputFiles(empty);
+  const alert = page.locator('[role="alert"]', { hasText: "empty_run.csv" });
+  await alert.waitFor({ timeout: 30000 });
+  const text = await alert.innerText();
+  assert.match(text, /^empty_run\.csv: the file is empty/);
+  assert.doesNotMatch(text, /empty_run\.csv: empty_run\.csv/);
+  // The big log as the other run: the comparison table appears, from the worker's result.
+  await page.getByTestId("compare-file").setInputFiles(bigFile);
+  await page.getByTestId("compare-table").waitFor({ timeout: 120000 });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
