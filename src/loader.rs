@@ -207,10 +207,7 @@ fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result
         }
         list.push(&entry);
     }
-    let options = slo_core::ingest::IngestOptions {
-        mapping: state.mapping.get_untracked(),
-        ..Default::default()
-    };
+    let options = state.ingest_options();
     set(&message, "sources", &list);
     set(
         &message,

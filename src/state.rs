@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use leptos::prelude::*;
 use slo_core::evaluate::{evaluate, prepare, Prepared, Report};
-use slo_core::ingest::{self, ColumnMapping, IngestOptions, Loaded, Provenance};
+use slo_core::ingest::fields::TimeUnit;
+use slo_core::ingest::{self, ColumnMapping, Format, IngestOptions, Loaded, Provenance};
 use slo_core::saved::SavedReport;
 use slo_core::spec::{Spec, Targets, TtftTarget};
 use slo_core::table::RequestTable;
@@ -75,6 +76,10 @@ pub struct AppState {
     pub loading: RwSignal<Option<Progress>>,
     /// The user's column mapping (remembered in this browser), applied to every load.
     pub mapping: RwSignal<ColumnMapping>,
+    /// A format chosen by the user instead of detecting it (None: detect).
+    pub format: RwSignal<Option<Format>>,
+    /// The unit of time columns whose header names none.
+    pub default_unit: RwSignal<TimeUnit>,
     /// The inputs of the last load, so a new mapping can re-read them.
     pub last_sources: StoredValue<Vec<Source>, LocalStorage>,
     /// A saved report being viewed (opened without its request data).
@@ -241,6 +246,8 @@ impl AppState {
             viewing,
             provenance,
             mapping,
+            format: RwSignal::new(None),
+            default_unit: RwSignal::new(TimeUnit::default()),
             last_sources: StoredValue::new_local(Vec::new()),
             report,
         }
@@ -294,12 +301,18 @@ impl AppState {
         self.commit(batch, sample)
     }
 
-    /// Parses, combines and prepares `sources` on the page, with the current mapping and spec.
-    pub fn load_batch(&self, sources: Vec<(String, Vec<u8>)>) -> Batch {
-        let options = IngestOptions {
+    /// How files are read: the chosen format, the default time unit and the column mapping.
+    pub fn ingest_options(&self) -> IngestOptions {
+        IngestOptions {
+            format: self.format.get_untracked(),
+            default_time_unit: self.default_unit.get_untracked(),
             mapping: self.mapping.get_untracked(),
-            ..IngestOptions::default()
-        };
+        }
+    }
+
+    /// Parses, combines and prepares `sources` on the page, with the current options and spec.
+    pub fn load_batch(&self, sources: Vec<(String, Vec<u8>)>) -> Batch {
+        let options = self.ingest_options();
         self.spec
             .with_untracked(|spec| Batch::load(&sources, &options, Some(spec), &mut |_, _| {}))
     }

@@ -106,10 +106,73 @@ pub fn DataView() -> impl IntoView {
                     </p>
                 </div>
             </div>
+            <ReadOptions />
             <Notice />
             <Mapping />
             <Files />
         </section>
+    }
+}
+
+/// How files are read: detected or chosen format, and the unit of times whose header names none.
+/// A change re-reads what is loaded (not the built-in sample).
+#[component]
+fn ReadOptions() -> impl IntoView {
+    use slo_core::ingest::fields::TimeUnit;
+    use slo_core::ingest::Format;
+    let state = expect_context::<AppState>();
+    const UNITS: [(TimeUnit, &str); 4] = [
+        (TimeUnit::Ms, "milliseconds"),
+        (TimeUnit::S, "seconds"),
+        (TimeUnit::Us, "microseconds"),
+        (TimeUnit::Ns, "nanoseconds"),
+    ];
+    let reread = move || {
+        let sources = state.last_sources.get_value();
+        if !sources.is_empty() && !state.sample.get_untracked() {
+            loader::load(state, sources);
+        }
+    };
+    let on_format = move |ev: web_sys::Event| {
+        state
+            .format
+            .set(Format::from_name(&event_target_value(&ev)));
+        reread();
+    };
+    let on_unit = move |ev: web_sys::Event| {
+        let k: usize = event_target_value(&ev).parse().unwrap_or(0);
+        state
+            .default_unit
+            .set(UNITS.get(k).map_or(TimeUnit::Ms, |u| u.0));
+        reread();
+    };
+    let formats = Format::ALL
+        .map(|f| {
+            let selected = move || state.format.get() == Some(f);
+            view! { <option value=f.name() selected=selected>{f.describe()}</option> }
+        })
+        .collect_view();
+    let units = UNITS
+        .iter()
+        .enumerate()
+        .map(|(k, (u, label))| {
+            let u = *u;
+            view! { <option value=k.to_string() selected=move || state.default_unit.get() == u>{*label}</option> }
+        })
+        .collect_view();
+    view! {
+        <div class="read-options">
+            <label>"Format "
+                <select data-testid="input-format" on:change=on_format>
+                    <option value="" selected=move || state.format.get().is_none()>"detect from the content"</option>
+                    {formats}
+                </select>
+            </label>
+            <label>"Times whose column names no unit are in "
+                <select data-testid="default-unit" on:change=on_unit>{units}</select>
+            </label>
+            <span class="muted small">"Changing either reads the loaded files again."</span>
+        </div>
     }
 }
 
