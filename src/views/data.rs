@@ -310,10 +310,12 @@ fn Files() -> impl IntoView {
                 .collect_view();
             view! {
                 <h2>"Loaded files"</h2>
-                <table class="files" data-testid="files">
-                    <thead><tr><th>"File"</th><th>"Format"</th><th>"Rows read"</th><th>"Skipped"</th><th>"Size"</th><th>"SHA-256"</th></tr></thead>
-                    <tbody>{rows}</tbody>
-                </table>
+                <div class="scroll">
+                    <table class="files" data-testid="files">
+                        <thead><tr><th>"File"</th><th>"Format"</th><th>"Rows read"</th><th>"Skipped"</th><th>"Size"</th><th>"SHA-256"</th></tr></thead>
+                        <tbody>{rows}</tbody>
+                    </table>
+                </div>
             }
         })
     }
