@@ -22,22 +22,23 @@ pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loade
             .file_name()
             .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let loaded = ingest::parse(&name, &bytes, options);
+        // Messages start with the file name; on a command line the path as typed says more.
+        let located = |message: &str| match message.strip_prefix(name.as_str()) {
+            Some(rest) => format!("{path}{rest}"),
+            None => format!("{path}: {message}"),
+        };
         if let Some(fatal) = &loaded.fatal {
-            // The message starts with the file name; the full path says more on a command line.
-            return Err(match fatal.strip_prefix(name.as_str()) {
-                Some(rest) => format!("{path}{rest}"),
-                None => format!("{path}: {fatal}"),
-            });
+            return Err(located(fatal));
         }
         for w in &loaded.warnings {
             eprintln!("warning: {w}");
         }
         for e in loaded.errors.iter().take(PRINTED_ERRORS) {
-            eprintln!("skipped: {e}");
+            eprintln!("skipped: {}", located(&e.to_string()));
         }
         if loaded.error_count > PRINTED_ERRORS as u64 {
             eprintln!(
-                "skipped: ... and {} more rows of {name}",
+                "skipped: ... and {} more rows of {path}",
                 loaded.error_count - PRINTED_ERRORS as u64
             );
         }
