@@ -71,6 +71,8 @@ thread_local! {
 
 fn stop_worker() {
     if let Some(job) = JOB.with(|j| j.borrow_mut().take()) {
+        job.worker.set_onmessage(None);
+        job.worker.set_onerror(None);
         job.worker.terminate();
     }
 }
@@ -82,14 +84,19 @@ type Done = Box<dyn FnOnce(AppState, Batch)>;
 type SharedDone = Rc<RefCell<Option<Done>>>;
 
 /// Loads `sources` as the new data, then shows the report. Small pasted text is parsed at once;
-/// files go to a worker. A load started while another runs replaces it.
+/// files go to a worker. A load started while another runs replaces it. The sources are kept
+/// for re-reading (a new mapping, format or unit) only once something was read from them.
 pub fn load(state: AppState, sources: Vec<Source>) {
-    state.last_sources.set_value(sources.clone());
+    if sources.is_empty() {
+        return;
+    }
+    let kept = sources.clone();
     run(
         state,
         sources,
-        Box::new(|state: AppState, batch| {
+        Box::new(move |state: AppState, batch| {
             if state.commit(batch, false) {
+                state.last_sources.set_value(kept);
                 go(Tab::Report);
             }
         }),
@@ -181,8 +188,9 @@ fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result
 
     let fallback = sources.to_vec();
     let fallback_done = done.clone();
+    let again = sources.to_vec();
     let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-        on_message(state, ev.data(), &done);
+        on_message(state, ev.data(), &done, &again);
     });
     let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
         // The worker's script could not start (or failed outside worker_load): load on the page.
@@ -219,9 +227,12 @@ fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result
         "spec",
         &state.spec.with_untracked(|s| s.to_json()).into(),
     );
-    worker
-        .post_message(&message)
-        .map_err(|e| format!("the worker refused the files: {e:?}"))?;
+    if let Err(e) = worker.post_message(&message) {
+        worker.set_onmessage(None);
+        worker.set_onerror(None);
+        worker.terminate();
+        return Err(format!("the worker refused the files: {e:?}"));
+    }
     let what = match sources {
         [one] => one.name(),
         [first, rest @ ..] => format!("{} and {} more", first.name(), rest.len()),
@@ -249,7 +260,7 @@ fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &key.into()).unwrap_or(JsValue::UNDEFINED)
 }
 
-fn on_message(state: AppState, data: JsValue, done: &SharedDone) {
+fn on_message(state: AppState, data: JsValue, done: &SharedDone, sources: &[Source]) {
     match get(&data, "kind").as_string().as_deref() {
         Some("progress") => state.loading.set(Some(Progress {
             phase: get(&data, "phase").as_string().unwrap_or_default(),
@@ -270,6 +281,7 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone) {
             let generation = GENERATION.get();
             let current = move || GENERATION.get() == generation;
             let done = done.clone();
+            let sources = sources.to_vec();
             set_timeout(
                 move || {
                     if !current() {
@@ -282,17 +294,22 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone) {
                             if !current() {
                                 return;
                             }
-                            state.loading.set(None);
                             match batch {
                                 Ok(batch) => {
+                                    state.loading.set(None);
                                     if let Some(done) = done.borrow_mut().take() {
                                         done(state, batch);
                                     }
                                 }
-                                Err(e) => failed(
-                                    state,
-                                    format!("the loader's result could not be read: {e}"),
-                                ),
+                                // The worker's result did not survive the trip (a file's own
+                                // summary held a NaN, say, which JSON cannot carry): read the
+                                // files on the page instead, as if there were no worker.
+                                Err(e) => {
+                                    web_sys::console::warn_1(
+                                        &format!("the loader's result could not be read ({e}); loading on the page").into(),
+                                    );
+                                    load_in_page(state, sources, done);
+                                }
                             }
                         },
                         std::time::Duration::ZERO,

@@ -257,6 +257,8 @@ impl AppState {
     /// without, as a read-only view of the saved numbers. The saved spec becomes the spec.
     pub fn open_saved(&self, saved: SavedReport) {
         let description = saved.describe();
+        // A preparation waiting for the previous load must not meet this table.
+        self.prepared_seed.set_value(None);
         self.spec.set(saved.spec.clone());
         match saved.data.clone() {
             Some(table) => {
@@ -287,18 +289,31 @@ impl AppState {
     /// Parses `sources` (name, bytes) on the page and, if anything could be read, makes them the
     /// loaded data. For small inputs (the sample, pasted text); files go through `loader`.
     /// Returns true when the data changed.
+    /// The built-in sample is read with the default format and unit (it is a CSV in
+    /// milliseconds whatever the user chose for their own files), and is never re-read.
     pub fn load(&self, sources: Vec<(String, Vec<u8>)>, sample: bool) -> bool {
-        self.last_sources.set_value(
-            sources
-                .iter()
-                .map(|(name, bytes)| Source::Bytes {
-                    name: name.clone(),
-                    bytes: bytes.clone(),
-                })
-                .collect(),
-        );
-        let batch = self.load_batch(sources);
-        self.commit(batch, sample)
+        let kept: Vec<Source> = sources
+            .iter()
+            .map(|(name, bytes)| Source::Bytes {
+                name: name.clone(),
+                bytes: bytes.clone(),
+            })
+            .collect();
+        let batch = if sample {
+            let options = IngestOptions {
+                mapping: self.mapping.get_untracked(),
+                ..IngestOptions::default()
+            };
+            self.spec
+                .with_untracked(|spec| Batch::load(&sources, &options, Some(spec), &mut |_, _| {}))
+        } else {
+            self.load_batch(sources)
+        };
+        let changed = self.commit(batch, sample);
+        if changed {
+            self.last_sources.set_value(kept);
+        }
+        changed
     }
 
     /// How files are read: the chosen format, the default time unit and the column mapping.
@@ -328,7 +343,8 @@ impl AppState {
             prepared,
         } = batch;
         let mut details = Vec::new();
-        if let Some((name, text)) = saved.first() {
+        // The first saved report that reads opens; the others are named.
+        for (name, text) in &saved {
             match slo_core::saved::from_json(text) {
                 Ok(saved) => {
                     self.open_saved(saved);

@@ -364,7 +364,11 @@ pub fn parse_with_progress(
     // Every whole-file message starts with the file's name, like a row error's location does
     // (some already do: `a.json:1:104: the JSON ends too early`).
     if let Some(fatal) = &mut loaded.fatal {
-        if !name.is_empty() && !fatal.starts_with(name) {
+        // Located already: `a.json:1:104: ...` or `a.json at $.ttfts: ...`.
+        let named = [":", " at "]
+            .iter()
+            .any(|sep| fatal.starts_with(&format!("{name}{sep}")));
+        if !name.is_empty() && !named {
             *fatal = format!("{name}: {fatal}");
         }
     }

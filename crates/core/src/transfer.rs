@@ -92,7 +92,17 @@ impl Batch {
             )
         });
         // A derived Serialize of plain data cannot fail.
-        let json = serde_json::to_vec(&self).unwrap_or_default();
+        let mut json = serde_json::to_vec(&self).unwrap_or_default();
+        // JSON has no NaN or infinity (serde_json writes null), so statistics that overflowed
+        // (latencies near f64::MAX) would come back changed. Then no preparation is sent and
+        // the page prepares the table itself, with the same result as a load on the page.
+        if self.prepared.is_some()
+            && serde_json::from_slice::<Batch>(&json).ok().as_ref() != Some(&self)
+        {
+            self.prepared = None;
+            json = serde_json::to_vec(&self).unwrap_or_default();
+        }
+        let per_request = per_request.filter(|_| self.prepared.is_some());
         let mut w = Writer(Vec::with_capacity(json.len() + 80 * table.len() + 64));
         w.0.extend_from_slice(MAGIC);
         w.bytes(&json);

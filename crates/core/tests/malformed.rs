@@ -700,3 +700,14 @@ fn genai_perf_response_timestamps_that_went_back_in_time_gave_a_ttft_above_e2e()
         assert!(l.table.e2e_ms(row) >= l.table.ttft_ms(row));
     }
 }
+
+/// Found in review: the file-name prefix was skipped when the name began the message by chance
+/// (a file called "the": "the file is empty ...").
+#[test]
+fn a_file_named_like_the_first_word_of_its_message_was_not_named() {
+    let l = ingest::parse("the", b"", &IngestOptions::default());
+    assert_eq!(
+        l.fatal.as_deref(),
+        Some("the: the file is empty: there is nothing to read")
+    );
+}

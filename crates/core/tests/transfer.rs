@@ -210,3 +210,23 @@ fn a_large_log_reports_progress_while_it_is_parsed() {
         );
     }
 }
+
+/// Found in review: a standard deviation that overflowed to infinity (latencies near f64::MAX)
+/// came back from the JSON part as null, so the page showed "—" where a load on the page shows
+/// the overflow. Such a preparation is not sent: the page prepares the table itself.
+#[test]
+fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
+    let csv = "ttft_ms,e2e_ms,output_tokens\n1e300,1e300,2\n1.5e308,1.5e308,2\n100,200,2\n";
+    let batch = Batch::load(
+        &[("huge.csv".to_string(), csv.as_bytes().to_vec())],
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    );
+    let table = batch.table.clone();
+    let back = Batch::decode(&batch.encode()).expect("decode");
+    assert!(back.prepared.is_none());
+    let duration = slo_core::evaluate::Duration::known(60.0, "test");
+    let on_page = report(&back.table, &spec(), &duration);
+    assert_eq!(on_page, report(&table, &spec(), &duration));
+}
