@@ -99,6 +99,13 @@ test("cancelling a load keeps the data loaded before and says so", async () => {
   // The cancelled load must not land later either.
   await page.waitForTimeout(3000);
   assert.doesNotMatch(await page.getByTestId("files").innerText(), /big_log/);
+  // Re-reading (here: a new default unit) reads what is loaded, not the cancelled file.
+  await page.getByTestId("default-unit").selectOption({ label: "seconds" });
+  await page.waitForFunction(() => location.hash === "#report");
+  await data.open();
+  const reread = await page.getByTestId("files").innerText();
+  assert.match(reread, /pasted text/);
+  assert.doesNotMatch(reread, /big_log/);
   assert.deepEqual(errors, []);
   await context.close();
 });
