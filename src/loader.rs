@@ -112,7 +112,10 @@ pub fn run(state: AppState, sources: Vec<Source>, done: Done) {
         && sources.iter().map(Source::size).sum::<f64>() < IN_PAGE_BYTES;
     if in_page {
         state.loading.set(None);
-        let batch = state.load_batch(sources.into_iter().map(into_bytes).collect());
+        let batch = state.load_batch(
+            sources.into_iter().map(into_bytes).collect(),
+            &state.ingest_options(),
+        );
         done(state, batch);
         return;
     }
@@ -172,7 +175,7 @@ fn load_in_page(state: AppState, sources: Vec<Source>, done: SharedDone) {
         if GENERATION.get() != generation {
             return; // cancelled or replaced meanwhile
         }
-        let batch = state.load_batch(read);
+        let batch = state.load_batch(read, &state.ingest_options());
         state.loading.set(None);
         if let Some(done) = done.borrow_mut().take() {
             done(state, batch);

@@ -299,17 +299,15 @@ impl AppState {
                 bytes: bytes.clone(),
             })
             .collect();
-        let batch = if sample {
-            let options = IngestOptions {
+        let options = if sample {
+            IngestOptions {
                 mapping: self.mapping.get_untracked(),
                 ..IngestOptions::default()
-            };
-            self.spec
-                .with_untracked(|spec| Batch::load(&sources, &options, Some(spec), &mut |_, _| {}))
+            }
         } else {
-            self.load_batch(sources)
+            self.ingest_options()
         };
-        let changed = self.commit(batch, sample);
+        let changed = self.commit(self.load_batch(sources, &options), sample);
         if changed {
             self.last_sources.set_value(kept);
         }
@@ -325,11 +323,10 @@ impl AppState {
         }
     }
 
-    /// Parses, combines and prepares `sources` on the page, with the current options and spec.
-    pub fn load_batch(&self, sources: Vec<(String, Vec<u8>)>) -> Batch {
-        let options = self.ingest_options();
+    /// Parses, combines and prepares `sources` on the page, with `options` and the current spec.
+    pub fn load_batch(&self, sources: Vec<(String, Vec<u8>)>, options: &IngestOptions) -> Batch {
         self.spec
-            .with_untracked(|spec| Batch::load(&sources, &options, Some(spec), &mut |_, _| {}))
+            .with_untracked(|spec| Batch::load(&sources, options, Some(spec), &mut |_, _| {}))
     }
 
     /// Makes a finished load the loaded data, if anything could be read, and says what happened.

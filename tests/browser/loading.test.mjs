@@ -32,6 +32,16 @@ function writeBigLog(file) {
   return `${pct} %`;
 }
 
+/** Pastes a two-request log and waits for its report: the data a later load must not lose. */
+async function loadSmallLog(page) {
+  const data = new DataPage(page);
+  await data.open();
+  await data.paste("request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,200,700,11\n");
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  return { data, report };
+}
+
 before(async () => {
   bigFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "slo-big-")), "big_log.csv");
   expected = writeBigLog(bigFile);
@@ -83,11 +93,7 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
 
 test("cancelling a load keeps the data loaded before and says so", async () => {
   const { page, context, errors } = await openPage(browser, server.url + "#data");
-  const data = new DataPage(page);
-  await data.open();
-  await data.paste("request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,200,700,11\n");
-  const report = new ReportPage(page);
-  await report.waitForReport();
+  const { data } = await loadSmallLog(page);
   await data.open();
   await data.upload(bigFile);
   await page.getByTestId("cancel-load").click({ timeout: 30000 });
@@ -112,11 +118,7 @@ test("cancelling a load keeps the data loaded before and says so", async () => {
 
 test("a run to compare with is read off the page too, and an unreadable one is named once", async () => {
   const { page, context, errors } = await openPage(browser, server.url + "#data");
-  const data = new DataPage(page);
-  await data.open();
-  await data.paste("request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,200,700,11\n");
-  const report = new ReportPage(page);
-  await report.waitForReport();
+  const { data } = await loadSmallLog(page);
   const empty = path.join(path.dirname(bigFile), "empty_run.csv");
   fs.writeFileSync(empty, "");
   await page.getByTestId("compare-file").setInputFiles(empty);
