@@ -258,10 +258,15 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 fn provenance(name: &str, bytes: &[u8], format: Option<Format>) -> Provenance {
+    provenance_with(name, bytes, sha256_hex(bytes), format)
+}
+
+/// [`provenance`] with the digest already computed.
+fn provenance_with(name: &str, bytes: &[u8], sha256: String, format: Option<Format>) -> Provenance {
     Provenance {
         name: name.to_string(),
         size_bytes: bytes.len() as u64,
-        sha256: sha256_hex(bytes),
+        sha256,
         format,
         rows_read: 0,
         rows_skipped: 0,
@@ -387,15 +392,19 @@ fn parse_unnamed(
         Err(message) => return Loaded::fail(name, bytes, None, message),
     };
     let format = options.format.unwrap_or_else(|| detect(&text));
-    let mut loaded = match format {
-        Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options, progress),
-        Format::JsonLines | Format::JsonArray => {
-            records::parse(name, &text, format, options, progress)
-        }
-        _ => bench::parse(name, &text, format, options),
-    };
+    // The file's digest is computed beside the parse where there is a core to spare.
+    let (sha256, mut loaded) = crate::parallel::join(
+        || sha256_hex(bytes),
+        || match format {
+            Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options, progress),
+            Format::JsonLines | Format::JsonArray => {
+                records::parse(name, &text, format, options, progress)
+            }
+            _ => bench::parse(name, &text, format, options),
+        },
+    );
     let rows_read = loaded.table.len() as u64;
-    let mut prov = provenance(name, bytes, Some(format));
+    let mut prov = provenance_with(name, bytes, sha256, Some(format));
     prov.rows_read = rows_read;
     prov.rows_skipped = loaded.error_count;
     loaded.provenance = prov;

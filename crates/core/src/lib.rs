@@ -9,6 +9,7 @@
 //! - [`evaluate`]: joint attainment, percentiles, goodput, failure decomposition.
 //! - [`quantile`], [`stats`]: percentile methods and intervals.
 //! - [`transfer`]: one load of files, and its byte form for the app's worker.
+//! - [`parallel`]: work spread over the cores where there are threads (not in WebAssembly).
 
 pub mod budget;
 pub mod compare;
@@ -16,6 +17,7 @@ pub mod document;
 pub mod evaluate;
 pub mod export;
 pub mod ingest;
+pub mod parallel;
 pub mod presets;
 pub mod prometheus;
 pub mod quantile;

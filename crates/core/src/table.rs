@@ -158,6 +158,47 @@ impl LabelColumn {
         self.codes.push(code);
     }
 
+    /// Appends every cell of `other`, a column of the same name from the rows that follow: the
+    /// same codes and values as pushing its cells one by one, for the cost of a look-up per
+    /// distinct value.
+    ///
+    /// # Example
+    /// ```
+    /// use slo_core::table::LabelColumn;
+    /// let (mut a, mut b) = (LabelColumn::new("class"), LabelColumn::new("class"));
+    /// a.push("chat");
+    /// for v in ["code", "", "chat"] {
+    ///     b.push(v);
+    /// }
+    /// a.append(b);
+    /// assert_eq!(a.values, ["chat", "code"]);
+    /// assert_eq!(a.codes, [0, 1, LabelColumn::EMPTY, 0]);
+    /// ```
+    pub fn append(&mut self, other: LabelColumn) {
+        let mut known: HashMap<String, u32> = self
+            .values
+            .iter()
+            .enumerate()
+            .map(|(code, v)| (v.clone(), code as u32))
+            .collect();
+        let renumbered: Vec<u32> = other
+            .values
+            .into_iter()
+            .map(|v| {
+                *known.entry(v).or_insert_with_key(|v| {
+                    self.values.push(v.clone());
+                    (self.values.len() - 1) as u32
+                })
+            })
+            .collect();
+        self.codes.extend(
+            other
+                .codes
+                .iter()
+                .map(|&c| renumbered.get(c as usize).copied().unwrap_or(Self::EMPTY)),
+        );
+    }
+
     /// The value of request `row`, if the cell was not empty.
     pub fn get(&self, row: usize) -> Option<&str> {
         let code = *self.codes.get(row)?;
@@ -498,27 +539,18 @@ impl RequestTable {
             .offsets
             .extend(other.itl.offsets.iter().skip(1).map(|o| o + gap_base));
         let added = self.len() - base;
-        let mut names: Vec<String> = self.labels.iter().map(|c| c.name.clone()).collect();
-        for col in &other.labels {
-            if !names.contains(&col.name) {
-                names.push(col.name.clone());
+        let mut theirs = other.labels;
+        for col in &theirs {
+            if self.label(&col.name).is_none() {
+                let mut mine = LabelColumn::new(&col.name);
+                mine.codes.resize(base, LabelColumn::EMPTY);
+                self.labels.push(mine);
             }
         }
-        for name in names {
-            let theirs = other.labels.iter().find(|c| c.name == name);
-            if self.label(&name).is_none() {
-                let mut col = LabelColumn::new(&name);
-                col.codes.resize(base, LabelColumn::EMPTY);
-                self.labels.push(col);
-            }
-            let Some(mine) = self.labels.iter_mut().find(|c| c.name == name) else {
-                continue;
-            };
-            for row in 0..added {
-                match theirs.and_then(|c| c.get(row)) {
-                    Some(v) => mine.push(v),
-                    None => mine.codes.push(LabelColumn::EMPTY),
-                }
+        for mine in &mut self.labels {
+            match theirs.iter().position(|c| c.name == mine.name) {
+                Some(k) => mine.append(theirs.swap_remove(k)),
+                None => mine.codes.resize(base + added, LabelColumn::EMPTY),
             }
         }
     }

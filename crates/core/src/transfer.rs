@@ -137,8 +137,12 @@ impl Batch {
                 p.tpot_ms = r.f64s()?;
                 p.itl_stat_ms = r.f64s()?;
                 p.max_gap_ms = r.f64s()?;
-                let lens = [p.tpot_ms.len(), p.itl_stat_ms.len(), p.max_gap_ms.len()];
-                if p.cell_of.len() != n || lens.iter().any(|&l| l != n) {
+                // The gap columns are empty when no request has gaps.
+                let gaps = [p.itl_stat_ms.len(), p.max_gap_ms.len()];
+                if p.cell_of.len() != n
+                    || p.tpot_ms.len() != n
+                    || gaps.iter().any(|&l| l != n && l != 0)
+                {
                     return Err("the preparation does not match the table".to_string());
                 }
             }

@@ -2,7 +2,8 @@
 //! requests, the same report, and nothing but an error from damaged bytes.
 
 use slo_core::evaluate::{evaluate, report};
-use slo_core::ingest::{self, IngestOptions, Loaded};
+use slo_core::ingest::delimited::{self, Splitter};
+use slo_core::ingest::{self, Format, IngestOptions, Loaded};
 use slo_core::spec::{Spec, Targets, TtftTarget};
 use slo_core::transfer::Batch;
 
@@ -192,23 +193,45 @@ fn a_large_log_reports_progress_while_it_is_parsed() {
             )
         })
         .collect();
-    for (name, text) in [("big.csv", csv), ("big.jsonl", jsonl)] {
+    // One thread (as in the app's worker): every reader reports three times.
+    let one_thread = |name: &str, text: &str, splitter: Option<Splitter>, seen: &mut Vec<f64>| {
+        let options = IngestOptions::default();
+        let mut progress = |f| seen.push(f);
+        match splitter {
+            Some(s) => delimited::parse_with(name, text, Format::Csv, &options, s, &mut progress),
+            None => ingest::parse_with_progress(name, text.as_bytes(), &options, &mut progress),
+        }
+    };
+    for (name, text, splitter) in [
+        ("big.csv", &csv, Some(Splitter::Quoted)),
+        ("big.csv", &csv, Some(Splitter::Plain { pieces: 1 })),
+        ("big.jsonl", &jsonl, None),
+    ] {
         let mut seen = Vec::new();
-        let loaded = ingest::parse_with_progress(
-            name,
-            text.as_bytes(),
-            &IngestOptions::default(),
-            &mut |f| seen.push(f),
-        );
+        let loaded = one_thread(name, text, splitter, &mut seen);
         assert_eq!(loaded.table.len(), 200_000, "{name}");
-        assert_eq!(seen.len(), 3, "{name}: {seen:?}");
+        assert_eq!(seen.len(), 3, "{name} {splitter:?}: {seen:?}");
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "{name}: {seen:?}");
         // Row 65,536 of 200,000 rows of about equal length is about a third of the way.
         assert!(
             (seen[0] - 65_536.0 / 200_000.0).abs() < 0.02,
-            "{name}: {seen:?}"
+            "{name} {splitter:?}: {seen:?}"
         );
     }
+    // On several threads, the piece read on the calling thread reports, still in order.
+    let mut seen = Vec::new();
+    let loaded = ingest::parse_with_progress(
+        "big.csv",
+        csv.as_bytes(),
+        &IngestOptions::default(),
+        &mut |f| seen.push(f),
+    );
+    assert_eq!(loaded.table.len(), 200_000);
+    assert!(
+        !seen.is_empty() && seen.iter().all(|&f| f > 0.0 && f < 1.0),
+        "{seen:?}"
+    );
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
 
 /// Found in review: a standard deviation that overflowed to infinity (latencies near f64::MAX)
