@@ -320,6 +320,7 @@ impl AppState {
             format: self.format.get_untracked(),
             default_time_unit: self.default_unit.get_untracked(),
             mapping: self.mapping.get_untracked(),
+            ..IngestOptions::default()
         }
     }
 

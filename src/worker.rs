@@ -12,9 +12,17 @@ pub fn in_worker() -> bool {
     web_sys::window().is_none()
 }
 
+/// A load parsed in the worker, waiting for the SHA-256 digests the browser computes beside it.
+#[wasm_bindgen]
+pub struct PendingLoad {
+    batch: Batch,
+    sources: Vec<(String, Vec<u8>)>,
+}
+
 /// Parses `buffers` (one `Uint8Array` per name), combines them and prepares the result for
-/// `spec_json`; returns `Batch::encode`'s bytes. `progress(phase, fraction)` is called as it goes.
-/// An unreadable spec only means nothing is prepared (the page prepares it when it can).
+/// `spec_json`. `progress(phase, fraction)` is called as it goes. An unreadable spec only means
+/// nothing is prepared (the page prepares it when it can). With `sha256_elsewhere` in the options
+/// the files' digests are left to [`PendingLoad::finish`].
 #[wasm_bindgen]
 pub fn worker_load(
     names: Array,
@@ -22,7 +30,7 @@ pub fn worker_load(
     options_json: &str,
     spec_json: &str,
     progress: &Function,
-) -> Result<Uint8Array, JsValue> {
+) -> Result<PendingLoad, JsValue> {
     let options: IngestOptions = serde_json::from_str(options_json)
         .map_err(|e| JsValue::from_str(&format!("load options: {e}")))?;
     let spec = Spec::from_json(spec_json).ok();
@@ -39,7 +47,19 @@ pub fn worker_load(
     let batch = Batch::load(&sources, &options, spec.as_ref(), &mut |phase, fraction| {
         let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
     });
-    // The sources are no longer needed: free them before the encoded copy is made.
-    drop(sources);
-    Ok(Uint8Array::from(batch.encode().as_slice()))
+    Ok(PendingLoad { batch, sources })
+}
+
+#[wasm_bindgen]
+impl PendingLoad {
+    /// `Batch::encode`'s bytes, with `digests` (per source: the lower-case hex SHA-256, or
+    /// null where the browser could not compute it; those are computed here).
+    pub fn finish(self, digests: Array) -> Uint8Array {
+        let PendingLoad { mut batch, sources } = self;
+        let digests: Vec<Option<String>> = digests.iter().map(|d| d.as_string()).collect();
+        batch.fill_sha256(&sources, &digests);
+        // The sources are no longer needed: free them before the encoded copy is made.
+        drop(sources);
+        Uint8Array::from(batch.encode().as_slice())
+    }
 }

@@ -8,7 +8,8 @@ import { chromium } from "playwright-core";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const root = path.resolve(here, "../..");
-export const dist = path.join(root, "dist");
+// SLO_DIST serves another build (the benchmarks compare two builds that way).
+export const dist = process.env.SLO_DIST ? path.resolve(process.env.SLO_DIST) : path.join(root, "dist");
 export const fixtures = path.join(root, "tests/fixtures");
 export const outDir = path.join(root, "test-output");
 export const SUBPATH = "/wiki/tools/slo-workbench/";

@@ -2,6 +2,7 @@
 // data loaded before.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -86,6 +87,9 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   assert.match(workers[0], /worker\.js$/);
   await data.open();
   assert.match(await data.notice().innerText(), /Loaded 400,000 requests from 1 file/);
+  // The file's digest, computed by the browser beside the parse, is node's.
+  const sha = crypto.createHash("sha256").update(fs.readFileSync(bigFile)).digest("hex");
+  assert.equal(await page.getByTestId("files").locator("code").first().getAttribute("title"), sha);
   assert.deepEqual(outsideRequests(requests), []);
   assert.deepEqual(errors, []);
   await context.close();

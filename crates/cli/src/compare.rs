@@ -67,7 +67,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
                 args.default_unit
             )
         })?,
-        mapping: Default::default(),
+        ..IngestOptions::default()
     };
     if !matches!(args.format.as_str(), "text" | "json") {
         return Err(format!("--format {:?}: use text or json", args.format));

@@ -95,7 +95,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
                 args.default_unit
             )
         })?,
-        mapping: Default::default(),
+        ..IngestOptions::default()
     };
     let mut files = input::load_files(&args.files, &options)?;
     let table = input::combine(&mut files);

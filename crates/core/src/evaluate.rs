@@ -157,11 +157,11 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     let mut unknown_cell: Vec<Option<u32>> = vec![None; n_classes];
     let mut cell_of = Vec::with_capacity(n);
     let mut unassigned = 0;
-    for row in 0..n {
+    for_each_row(n, |row| {
         let Some(class) = class_of(row) else {
             cell_of.push(u32::MAX);
             unassigned += 1;
-            continue;
+            return;
         };
         let cell = match spec.bucket_of(table.input_tokens(row)) {
             Some(b) => (class * n_buckets + b.min(n_buckets - 1)) as u32,
@@ -174,18 +174,19 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             }),
         };
         cell_of.push(cell);
-    }
+    });
 
-    let tpot: Vec<f64> = (0..n)
-        .map(|row| {
+    let mut tpot: Vec<f64> = Vec::with_capacity(n);
+    for_each_row(n, |row| {
+        tpot.push(
             tpot_ms(
                 table.ttft_ms(row),
                 table.e2e_ms(row),
                 table.output_tokens(row),
             )
-            .unwrap_or(f64::NAN)
-        })
-        .collect();
+            .unwrap_or(f64::NAN),
+        )
+    });
     // Without gaps in the log, both per-request gap figures are absent for every request.
     let (itl_stat, max_gap) = if table.has_itl() {
         per_request_gaps(table, spec)
@@ -217,12 +218,12 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             })
         })
         .collect();
-    for row in 0..n {
+    for_each_row(n, |row| {
         let Some(v) = values.get_mut(cell_of[row] as usize) else {
-            continue;
+            return;
         };
         if table.status.get(row) != Some(&Status::Ok) {
-            continue;
+            return;
         }
         let push = |dst: &mut Vec<f64>, x: f64| {
             if !x.is_nan() {
@@ -243,7 +244,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             &mut v[4],
             table.queue_ms.get(row).copied().unwrap_or(f64::NAN),
         );
-    }
+    });
     // Every column of every cell sorted, the largest first so that the cores finish together.
     let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
     columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
@@ -842,6 +843,126 @@ impl Counts {
     }
 }
 
+/// `0..n` in blocks of 65,536 rows, for loops over every request that run a call per block.
+/// A WebAssembly engine gives a function its optimised code from its next call on, never to
+/// the call that is running, so in the browser one call over a million rows would run in
+/// baseline code to the end; natively this costs nothing.
+fn row_blocks(n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    const BLOCK: usize = 1 << 16;
+    (0..n)
+        .step_by(BLOCK)
+        .map(move |start| start..(start + BLOCK).min(n))
+}
+
+/// `f` on every row of `0..n`, in order, a call per block (see [`row_blocks`]).
+fn for_each_row(n: usize, mut f: impl FnMut(usize)) {
+    #[inline(never)]
+    fn block(rows: std::ops::Range<usize>, f: &mut impl FnMut(usize)) {
+        for row in rows {
+            f(row);
+        }
+    }
+    for rows in row_blocks(n) {
+        block(rows, &mut f);
+    }
+}
+
+/// What [`evaluate`]'s pass over the requests adds up.
+#[derive(Default)]
+struct Tally {
+    counts: Vec<Counts>,
+    failing: Vec<FailingRequest>,
+    failing_total: u64,
+    stalled: Vec<StalledRequest>,
+    /// How long each cancelled request waited.
+    waits: Vec<f64>,
+    cancel: CancelSummary,
+}
+
+/// Judges the requests in `rows` and adds them to `tally`. `cells` are each cell's targets and
+/// the bits of its targeted indicators.
+#[inline(never)]
+fn tally_rows(
+    table: &RequestTable,
+    prepared: &Prepared,
+    spec: &Spec,
+    cells: (&[Targets], &[u8]),
+    rows: std::ops::Range<usize>,
+    tally: &mut Tally,
+) {
+    let (cell_targets, targeted) = cells;
+    for row in rows {
+        let cell = prepared.cell_of.get(row).copied().unwrap_or(u32::MAX) as usize;
+        let (Some(targets), Some(&bits), Some(c)) = (
+            cell_targets.get(cell),
+            targeted.get(cell),
+            tally.counts.get_mut(cell),
+        ) else {
+            continue;
+        };
+        let v = judge(table, prepared, row, targets, spec.cancellations);
+        if table.status.get(row) == Some(&Status::Cancelled) {
+            tally.cancel.cancelled += 1;
+            if let Some(w) = cancel_wait_ms(table, row) {
+                tally.waits.push(w);
+            }
+        }
+        match v.outcome {
+            Outcome::Excluded => {
+                c.excluded += 1;
+                continue;
+            }
+            Outcome::Good => c.good += 1,
+            Outcome::Error => c.errors += 1,
+            Outcome::Timeout => c.timeouts += 1,
+            Outcome::CancelledWaiting => {
+                c.cancelled_counted += 1;
+                tally.cancel.counted_as_ttft_failure += 1;
+            }
+            Outcome::Missed => {}
+        }
+        c.attempted += 1;
+        let completed = matches!(v.outcome, Outcome::Good | Outcome::Missed);
+        if completed {
+            c.completed += 1;
+        }
+        for (k, (met, missed)) in c.met.iter_mut().zip(c.missed.iter_mut()).enumerate() {
+            let bit = 1u8 << k;
+            if bits & bit == 0 {
+                continue;
+            }
+            if v.missed & bit != 0 {
+                *missed += 1;
+            } else if completed {
+                *met += 1;
+            }
+        }
+        if !v.good() {
+            c.bump((v.outcome, v.missed, v.missing), 1);
+            tally.failing_total += 1;
+            if tally.failing.len() < MAX_LISTED {
+                tally
+                    .failing
+                    .push(failing_request(table, prepared, spec, row, &v));
+            }
+        }
+        // A stall the TPOT target did not see.
+        if completed && v.missed & Indicator::Tpot.bit() == 0 {
+            if let Some(max_gap) = stall_gap(prepared, spec, row) {
+                c.hidden_stalls += 1;
+                if tally.stalled.len() < MAX_LISTED {
+                    tally.stalled.push(StalledRequest {
+                        row,
+                        id: table.id(row).into_owned(),
+                        tpot_ms: prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan()),
+                        max_gap_ms: max_gap,
+                    });
+                }
+            }
+        }
+    }
+}
+
 /// Evaluates with targets, reusing `prepared` (which must come from [`prepare`] with a spec of the
 /// same `grouping_key`; if it does not, this prepares afresh).
 pub fn evaluate(
@@ -865,76 +986,32 @@ pub fn evaluate(
                 .unwrap_or_default()
         })
         .collect();
-    let mut counts: Vec<Counts> = vec![Counts::default(); prepared.cells.len()];
-    let mut failing = Vec::new();
-    let mut failing_total = 0u64;
-    let mut stalled = Vec::new();
-    let mut waits = Vec::new();
-    let mut cancel = CancelSummary::default();
-    for row in 0..table.len() {
-        let cell = prepared.cell_of[row] as usize;
-        let (Some(targets), Some(c)) = (cell_targets.get(cell), counts.get_mut(cell)) else {
-            continue;
-        };
-        let v = judge(table, prepared, row, targets, spec.cancellations);
-        if table.status[row] == Status::Cancelled {
-            cancel.cancelled += 1;
-            if let Some(w) = cancel_wait_ms(table, row) {
-                waits.push(w);
-            }
-        }
-        match v.outcome {
-            Outcome::Excluded => {
-                c.excluded += 1;
-                continue;
-            }
-            Outcome::Good => c.good += 1,
-            Outcome::Error => c.errors += 1,
-            Outcome::Timeout => c.timeouts += 1,
-            Outcome::CancelledWaiting => {
-                c.cancelled_counted += 1;
-                cancel.counted_as_ttft_failure += 1;
-            }
-            Outcome::Missed => {}
-        }
-        c.attempted += 1;
-        let completed = matches!(v.outcome, Outcome::Good | Outcome::Missed);
-        if completed {
-            c.completed += 1;
-        }
-        for ind in Indicator::ALL {
-            if !targets.has(ind) {
-                continue;
-            }
-            let k = ind as usize;
-            if v.missed & ind.bit() != 0 {
-                c.missed[k] += 1;
-            } else if completed {
-                c.met[k] += 1;
-            }
-        }
-        if !v.good() {
-            c.bump((v.outcome, v.missed, v.missing), 1);
-            failing_total += 1;
-            if failing.len() < MAX_LISTED {
-                failing.push(failing_request(table, prepared, spec, row, &v));
-            }
-        }
-        // A stall the TPOT target did not see.
-        if completed && v.missed & Indicator::Tpot.bit() == 0 {
-            if let Some(max_gap) = stall_gap(prepared, spec, row) {
-                c.hidden_stalls += 1;
-                if stalled.len() < MAX_LISTED {
-                    stalled.push(StalledRequest {
-                        row,
-                        id: table.id(row).into_owned(),
-                        tpot_ms: prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan()),
-                        max_gap_ms: max_gap,
-                    });
-                }
-            }
-        }
+    // The targeted indicators of each cell as bits, once per cell rather than per request.
+    let targeted: Vec<u8> = cell_targets
+        .iter()
+        .map(|t| {
+            Indicator::ALL
+                .iter()
+                .filter(|&&i| t.has(i))
+                .fold(0, |bits, i| bits | i.bit())
+        })
+        .collect();
+    let mut tally = Tally {
+        counts: vec![Counts::default(); prepared.cells.len()],
+        ..Tally::default()
+    };
+    let cells = (cell_targets.as_slice(), targeted.as_slice());
+    for rows in row_blocks(table.len()) {
+        tally_rows(table, prepared, spec, cells, rows, &mut tally);
     }
+    let Tally {
+        counts,
+        failing,
+        failing_total,
+        stalled,
+        mut waits,
+        mut cancel,
+    } = tally;
     waits.sort_by(f64::total_cmp);
     cancel.wait_p50_ms = percentile_sorted(&waits, 50.0, Method::Linear);
     cancel.wait_max_ms = waits.last().copied();

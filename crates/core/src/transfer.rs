@@ -32,6 +32,15 @@ pub struct Batch {
     pub prepared: Option<Prepared>,
 }
 
+/// The text of a saved report, `None` for anything else. A saved report says so in its first
+/// bytes; only then is the whole file checked.
+fn saved_report(bytes: &[u8]) -> Option<&str> {
+    let head = String::from_utf8_lossy(bytes.get(..256).unwrap_or(bytes));
+    saved::looks_saved(&head)
+        .then(|| std::str::from_utf8(bytes).ok())
+        .flatten()
+}
+
 /// Share of a load's progress spent parsing (the rest is preparing the grouping).
 const PARSE_SHARE: f64 = 0.8;
 
@@ -55,13 +64,9 @@ impl Batch {
             };
             within(0.0);
             done += bytes.len();
-            // A saved report says so in its first bytes; only then is the whole file checked.
-            let head = String::from_utf8_lossy(bytes.get(..256).unwrap_or(bytes));
-            if saved::looks_saved(&head) {
-                if let Ok(text) = std::str::from_utf8(bytes) {
-                    batch.saved.push((name.clone(), text.to_string()));
-                    continue;
-                }
+            if let Some(text) = saved_report(bytes) {
+                batch.saved.push((name.clone(), text.to_string()));
+                continue;
             }
             batch.files.push(ingest::parse_with_progress(
                 name,
@@ -77,6 +82,23 @@ impl Batch {
         }
         progress("Done", 1.0);
         batch
+    }
+
+    /// Fills in the SHA-256 of every file loaded with `IngestOptions::sha256_elsewhere`: from
+    /// `digests` (lower-case hex, one per source, in the order of the `sources` given to
+    /// [`Batch::load`]), or computed here where one is `None`.
+    pub fn fill_sha256(&mut self, sources: &[(String, Vec<u8>)], digests: &[Option<String>]) {
+        // Files are the sources that are not saved reports, in the same order.
+        let logs = sources
+            .iter()
+            .zip(digests.iter().chain(std::iter::repeat(&None)))
+            .filter(|((_, bytes), _)| saved_report(bytes).is_none());
+        for (file, ((_, bytes), digest)) in self.files.iter_mut().zip(logs) {
+            if file.provenance.sha256.is_empty() {
+                file.provenance.sha256 =
+                    digest.clone().unwrap_or_else(|| ingest::sha256_hex(bytes));
+            }
+        }
     }
 
     /// The batch as bytes: a JSON part for everything small, then the table's and the

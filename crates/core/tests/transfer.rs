@@ -136,6 +136,56 @@ fn saved_reports_are_set_aside_and_an_invalid_spec_prepares_nothing() {
 }
 
 #[test]
+fn digests_left_to_the_caller_are_filled_in_source_order_past_saved_reports() {
+    let saved = r#"{"format": "slo-workbench-report", "version": 1}"#;
+    let (a, b) = (
+        fixture("worked_example.csv"),
+        ("b.csv".to_string(), b"ttft_ms\n5\n".to_vec()),
+    );
+    let sources = [
+        a.clone(),
+        ("r.json".to_string(), saved.as_bytes().to_vec()),
+        b.clone(),
+    ];
+    let elsewhere = IngestOptions {
+        sha256_elsewhere: true,
+        ..IngestOptions::default()
+    };
+    let mut batch = Batch::load(&sources, &elsewhere, None, &mut |_, _| {});
+    let shas = |batch: &Batch| -> Vec<String> {
+        batch
+            .files
+            .iter()
+            .map(|f| f.provenance.sha256.clone())
+            .collect()
+    };
+    assert_eq!(shas(&batch), ["", ""]);
+    // The browser gave the first file's digest (any text is taken as given) and not the last's.
+    batch.fill_sha256(
+        &sources,
+        &[Some("from-the-browser".to_string()), None, None],
+    );
+    assert_eq!(
+        shas(&batch),
+        ["from-the-browser".to_string(), ingest::sha256_hex(&b.1)]
+    );
+    // A load that computed its digests keeps them.
+    let mut own = Batch::load(&sources, &IngestOptions::default(), None, &mut |_, _| {});
+    own.fill_sha256(
+        &sources,
+        &[
+            Some("ignored".to_string()),
+            None,
+            Some("ignored".to_string()),
+        ],
+    );
+    assert_eq!(
+        shas(&own),
+        [ingest::sha256_hex(&a.1), ingest::sha256_hex(&b.1)]
+    );
+}
+
+#[test]
 fn progress_rises_from_parsing_to_done() {
     let mut seen: Vec<(String, f64)> = Vec::new();
     Batch::load(

@@ -465,26 +465,43 @@ impl Piece {
 /// the usual case, are passed over in one vectorised test each.
 fn is_plain(body: &[u8]) -> bool {
     const BLOCK: usize = 64;
-    body.chunks(BLOCK).enumerate().all(|(k, block)| {
-        let special = block.iter().fold(0u8, |any, &b| {
-            any | u8::from(b == b'"') | u8::from(b == b'\r')
-        });
-        special == 0
-            || block.iter().enumerate().all(|(i, &b)| match b {
-                b'"' => false,
-                b'\r' => matches!(body.get(k * BLOCK + i + 1), None | Some(b'\n')),
-                _ => true,
+    // A megabyte per call, for the browser's sake (see [`read_lines`]).
+    const CALL: usize = 1 << 20;
+    #[inline(never)]
+    fn plain_from(body: &[u8], from: usize) -> bool {
+        let part = body.get(from..).unwrap_or_default();
+        part.chunks(BLOCK)
+            .take(CALL / BLOCK)
+            .enumerate()
+            .all(|(k, block)| {
+                let special = block.iter().fold(0u8, |any, &b| {
+                    any | u8::from(b == b'"') | u8::from(b == b'\r')
+                });
+                special == 0
+                    || block.iter().enumerate().all(|(i, &b)| match b {
+                        b'"' => false,
+                        b'\r' => matches!(body.get(from + k * BLOCK + i + 1), None | Some(b'\n')),
+                        _ => true,
+                    })
             })
-    })
+    }
+    (0..body.len())
+        .step_by(CALL)
+        .all(|from| plain_from(body, from))
 }
 
 /// The number of `\n` in `bytes`. Counted in blocks of 255 bytes into a byte-wide sum, which
 /// compilers vectorise far better than a `usize` count.
+/// Counted a megabyte per call, for the browser's sake (see [`read_lines`]).
 fn count_lines(bytes: &[u8]) -> usize {
-    bytes
-        .chunks(255)
-        .map(|block| usize::from(block.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
-        .sum()
+    #[inline(never)]
+    fn count(bytes: &[u8]) -> usize {
+        bytes
+            .chunks(255)
+            .map(|block| usize::from(block.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
+            .sum()
+    }
+    bytes.chunks(1 << 20).map(count).sum()
 }
 
 /// The line a record starts on. The `csv` crate's position for a record is where it started
@@ -513,15 +530,25 @@ fn read_quoted(
     progress: &mut dyn FnMut(f64),
 ) {
     let mut cells: Vec<Range<usize>> = Vec::with_capacity(layout.headers.len());
-    let mut records = 0usize;
-    loop {
-        records += 1;
-        if records.is_multiple_of(PROGRESS_ROWS) {
-            progress(reader.position().byte() as f64);
-        }
-        match reader.read_byte_record(&mut record) {
+    while read_records(layout, piece, text, reader, &mut record, &mut cells) {
+        progress(reader.position().byte() as f64);
+    }
+}
+
+/// Reads up to [`PROGRESS_ROWS`] records (a call each, as in [`read_lines`]); false at the end.
+#[inline(never)]
+fn read_records(
+    layout: &Layout,
+    piece: &mut Piece,
+    text: &str,
+    reader: &mut csv::Reader<&[u8]>,
+    record: &mut csv::ByteRecord,
+    cells: &mut Vec<Range<usize>>,
+) -> bool {
+    for _ in 0..PROGRESS_ROWS {
+        match reader.read_byte_record(record) {
             Ok(true) => {}
-            Ok(false) => break,
+            Ok(false) => return false,
             Err(e) => {
                 let line = e.position().map(|p| record_line(text, p));
                 piece.loaded.reject(
@@ -538,8 +565,9 @@ fn read_quoted(
         let line = record.position().map_or(0, |p| record_line(text, p));
         cells.clear();
         cells.extend((0..record.len()).filter_map(|k| record.range(k)));
-        piece.add_row(layout, line, record.as_slice(), &cells);
+        piece.add_row(layout, line, record.as_slice(), cells);
     }
+    true
 }
 
 /// Reads a body without quotes (see [`is_plain`]) that starts on line `first_line`, cut into
@@ -583,9 +611,19 @@ fn read_plain(
     if let Some((.., rows)) = jobs.first_mut() {
         *rows = all_rows;
     }
-    let read = |(part, line, rows): (&[u8], u64, usize), progress: &mut dyn FnMut(f64)| {
+    let read = |(part, mut line, rows): (&[u8], u64, usize), progress: &mut dyn FnMut(f64)| {
         let mut piece = Piece::new(layout, rows);
-        read_lines(layout, &mut piece, part, line, delimiter, progress);
+        // [`PROGRESS_ROWS`] rows per call. Besides the progress reports, this matters in the
+        // browser: a WebAssembly engine gives a function its optimised code from its next call
+        // on, never to the call that is running, so one call over a whole file would run in
+        // baseline code to the end.
+        let mut from = 0;
+        while from < part.len() {
+            (from, line) = read_lines(layout, &mut piece, part, from, line, delimiter);
+            if from < part.len() {
+                progress(from as f64 / part.len() as f64);
+            }
+        }
         piece
     };
     let share = jobs.first().map_or(0, |(part, ..)| part.len()) as f64 / body.len().max(1) as f64;
@@ -604,22 +642,24 @@ fn read_plain(
     std::iter::once(first).chain(rest).collect()
 }
 
-/// Reads the lines of `part`, the first on line `line`: `\n` ends a line (a `\r` before it is
-/// dropped), the delimiter ends a cell, and blank lines are skipped, as the `csv` crate does.
+/// Reads up to [`PROGRESS_ROWS`] rows of `part` from byte `from` on, the first on line `line`:
+/// `\n` ends a line (a `\r` before it is dropped), the delimiter ends a cell, and blank lines
+/// are skipped, as the `csv` crate does. Returns where it stopped and the line there.
+#[inline(never)]
 fn read_lines(
     layout: &Layout,
     piece: &mut Piece,
     part: &[u8],
+    from: usize,
     mut line: u64,
     delimiter: u8,
-    progress: &mut dyn FnMut(f64),
-) {
+) -> (usize, u64) {
     let mut cells: Vec<Range<usize>> = Vec::with_capacity(layout.headers.len());
     let mut rows = 0usize;
     // One pass over the bytes: a delimiter ends a cell, a line end ends the row as well. (A
     // mask of 64 bytes at a time was tried: no faster, the time goes in the steps per cell.)
-    let (mut row_start, mut cell_start) = (0, 0);
-    for (k, &b) in part.iter().enumerate() {
+    let (mut row_start, mut cell_start) = (from, from);
+    for (k, &b) in part.iter().enumerate().skip(from) {
         if b == delimiter {
             cells.push(cell_start..k);
             cell_start = k + 1;
@@ -628,8 +668,8 @@ fn read_lines(
             end_row(layout, piece, line, part, row_start..k, &mut cells);
             line += 1;
             rows += 1;
-            if rows.is_multiple_of(PROGRESS_ROWS) {
-                progress(k as f64 / part.len().max(1) as f64);
+            if rows == PROGRESS_ROWS {
+                return (k + 1, line);
             }
             (row_start, cell_start) = (k + 1, k + 1);
         }
@@ -638,6 +678,7 @@ fn read_lines(
         cells.push(cell_start..part.len());
         end_row(layout, piece, line, part, row_start..part.len(), &mut cells);
     }
+    (part.len(), line)
 }
 
 /// Hands the line `row` of `part` to `piece`, its cells being `cells` (ranges of `part`). A
