@@ -917,6 +917,40 @@ mod tests {
     }
 
     #[test]
+    fn the_splitters_agree_across_their_blocks_of_rows() {
+        // More rows than one call reads (PROGRESS_ROWS), with blank lines, CRLF, bad rows and a
+        // label column, so that every splitter stops and resumes mid-file.
+        let mut text = String::from("ttft_ms,e2e_ms,class\r\n");
+        for i in 0..150_000u32 {
+            let row = match i % 997 {
+                0 => String::new(),
+                1 => "abc,5,chat".to_string(),
+                2 => "1,2".to_string(),
+                _ => format!(
+                    "{},{},{}",
+                    i % 700,
+                    700 + i % 300,
+                    ["chat", "code", ""][(i % 3) as usize]
+                ),
+            };
+            text.push_str(&row);
+            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
+        }
+        let ways = every_way(&text);
+        let (_, want) = &ways[0];
+        // Every bad row counted (the first 100 are listed), and the table's line column (in
+        // the text compared) numbers every row past the blocks.
+        let bad = (0..150_000).filter(|i| matches!(i % 997, 1 | 2)).count();
+        assert!(
+            want.contains(&format!("error_count: {bad},")),
+            "{bad} bad rows"
+        );
+        for (splitter, got) in &ways[1..] {
+            assert!(got == want, "{splitter:?} differs from the csv crate");
+        }
+    }
+
+    #[test]
     fn bodies_with_quotes_or_lone_carriage_returns_go_to_the_csv_crate() {
         assert!(super::is_plain(b"1,2\r\n3,4\r"));
         assert!(!super::is_plain(b"1,\"2\"\n"));
