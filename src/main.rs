@@ -6,6 +6,7 @@ mod chart;
 mod download;
 mod fmt;
 mod loader;
+mod markdown;
 mod state;
 mod views;
 mod worker;

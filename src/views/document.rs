@@ -6,19 +6,6 @@ use slo_core::export::{export, ExportFormat};
 use slo_core::ingest::Provenance;
 
 use crate::download::{copy, download};
-
-/// Markdown to HTML for the preview. Raw HTML in the source is shown as text, never interpreted:
-/// the document escapes user text already, and this makes sure nothing else slips through.
-fn render(markdown: &str) -> String {
-    use pulldown_cmark::{html, Event, Options, Parser};
-    let parser = Parser::new_ext(markdown, Options::ENABLE_TABLES).map(|event| match event {
-        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
-        other => other,
-    });
-    let mut out = String::new();
-    html::push_html(&mut out, parser);
-    out
-}
 use crate::state::AppState;
 
 #[component]
@@ -80,7 +67,7 @@ pub fn DocumentView() -> impl IntoView {
             <p class="lead">"A definition someone else can implement without asking questions. It follows the Targets tab; with data loaded it adds what was measured."</p>
             <div class="doc-layout">
                 <div>
-                    <div class="rendered" data-testid="document-preview" inner_html=move || render(&markdown.get())></div>
+                    <div class="rendered" data-testid="document-preview" inner_html=move || crate::markdown::to_html(&markdown.get())></div>
                     <details>
                         <summary>"Markdown source"</summary>
                         <pre class="markdown" data-testid="document" tabindex="0">{move || markdown.get()}</pre>
