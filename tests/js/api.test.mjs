@@ -42,6 +42,19 @@ test("bad rows come back located; an invalid spec throws with the field path", (
   assert.throws(() => slo.validateSpec({ ...spec({}), objective: 1.5 }), /objective/);
 });
 
+test("options.ingest reads seconds, forces a format, and can leave the digest to the caller", async () => {
+  const { createHash } = await import("node:crypto");
+  const text = "ttft,e2e\n0.25,1.5\n";
+  const sha = createHash("sha256").update(text).digest("hex");
+  const out = slo.report([{ name: "s.csv", text }], undefined, { ingest: { default_time_unit: "s", format: "csv" } });
+  const ttft = out.report.overall.indicators.find((i) => i.indicator === "ttft").stats.percentiles[0];
+  assert.equal(ttft.linear, 250);
+  assert.equal(out.files[0].provenance.format, "csv");
+  assert.equal(out.files[0].provenance.sha256, sha);
+  const later = slo.report([{ name: "s.csv", text }], undefined, { ingest: { sha256_elsewhere: true } });
+  assert.equal(later.files[0].provenance.sha256, "");
+});
+
 test("sweep() finds the fixture sweep's capacity; document() writes the measured section", () => {
   const dir = new URL("../../crates/core/tests/fixtures/sweep/", import.meta.url);
   const names = fs.readdirSync(dir).filter((n) => n.startsWith("sweep_") && n.endsWith(".json"));
