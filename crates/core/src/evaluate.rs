@@ -157,7 +157,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     let mut unknown_cell: Vec<Option<u32>> = vec![None; n_classes];
     let mut cell_of = Vec::with_capacity(n);
     let mut unassigned = 0;
-    for_each_row(n, |row| {
+    parallel::for_each_row(n, |row| {
         let Some(class) = class_of(row) else {
             cell_of.push(u32::MAX);
             unassigned += 1;
@@ -177,7 +177,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     });
 
     let mut tpot: Vec<f64> = Vec::with_capacity(n);
-    for_each_row(n, |row| {
+    parallel::for_each_row(n, |row| {
         tpot.push(
             tpot_ms(
                 table.ttft_ms(row),
@@ -218,7 +218,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             })
         })
         .collect();
-    for_each_row(n, |row| {
+    parallel::for_each_row(n, |row| {
         let Some(v) = values.get_mut(cell_of[row] as usize) else {
             return;
         };
@@ -843,30 +843,6 @@ impl Counts {
     }
 }
 
-/// `0..n` in blocks of 65,536 rows, for loops over every request that run a call per block.
-/// A WebAssembly engine gives a function its optimised code from its next call on, never to
-/// the call that is running, so in the browser one call over a million rows would run in
-/// baseline code to the end; natively this costs nothing.
-fn row_blocks(n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-    const BLOCK: usize = 1 << 16;
-    (0..n)
-        .step_by(BLOCK)
-        .map(move |start| start..(start + BLOCK).min(n))
-}
-
-/// `f` on every row of `0..n`, in order, a call per block (see [`row_blocks`]).
-fn for_each_row(n: usize, mut f: impl FnMut(usize)) {
-    #[inline(never)]
-    fn block(rows: std::ops::Range<usize>, f: &mut impl FnMut(usize)) {
-        for row in rows {
-            f(row);
-        }
-    }
-    for rows in row_blocks(n) {
-        block(rows, &mut f);
-    }
-}
-
 /// What [`evaluate`]'s pass over the requests adds up.
 #[derive(Default)]
 struct Tally {
@@ -1001,7 +977,7 @@ pub fn evaluate(
         ..Tally::default()
     };
     let cells = (cell_targets.as_slice(), targeted.as_slice());
-    for rows in row_blocks(table.len()) {
+    for rows in parallel::row_blocks(table.len()) {
         tally_rows(table, prepared, spec, cells, rows, &mut tally);
     }
     let Tally {

@@ -268,9 +268,8 @@ fn is_false(b: &bool) -> bool {
 /// );
 /// ```
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    // Fed 256 KB at a time, a call each. A WebAssembly engine gives a function its optimised
-    // code from its next call on, never to the call that is running: the whole file in one call
-    // ran the compression loop in baseline code throughout, 5 times slower in the browser.
+    // Fed 256 KB at a time, a call each: in one call over the whole file the compression loop
+    // ran in baseline code in the browser, 5 times slower (see `crate::parallel`).
     let mut hasher = Sha256::new();
     for chunk in bytes.chunks(1 << 18) {
         hasher.update(chunk);

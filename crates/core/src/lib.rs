@@ -9,7 +9,8 @@
 //! - [`evaluate`]: joint attainment, percentiles, goodput, failure decomposition.
 //! - [`quantile`], [`stats`]: percentile methods and intervals.
 //! - [`transfer`]: one load of files, and its byte form for the app's worker.
-//! - [`parallel`]: work spread over the cores where there are threads (not in WebAssembly).
+//! - [`parallel`]: work spread over the cores where there are threads (not in WebAssembly);
+//!   long loops a block per call.
 
 pub mod budget;
 pub mod compare;

@@ -465,7 +465,7 @@ impl Piece {
 /// the usual case, are passed over in one vectorised test each.
 fn is_plain(body: &[u8]) -> bool {
     const BLOCK: usize = 64;
-    // A megabyte per call, for the browser's sake (see [`read_lines`]).
+    // A megabyte per call (see `crate::parallel` on long loops in the browser).
     const CALL: usize = 1 << 20;
     #[inline(never)]
     fn plain_from(body: &[u8], from: usize) -> bool {
@@ -490,9 +490,9 @@ fn is_plain(body: &[u8]) -> bool {
         .all(|from| plain_from(body, from))
 }
 
-/// The number of `\n` in `bytes`. Counted in blocks of 255 bytes into a byte-wide sum, which
-/// compilers vectorise far better than a `usize` count.
-/// Counted a megabyte per call, for the browser's sake (see [`read_lines`]).
+/// The number of `\n` in `bytes`, a megabyte per call (see `crate::parallel` on long loops in
+/// the browser). Counted in blocks of 255 bytes into a byte-wide sum, which compilers
+/// vectorise far better than a `usize` count.
 fn count_lines(bytes: &[u8]) -> usize {
     #[inline(never)]
     fn count(bytes: &[u8]) -> usize {
@@ -613,10 +613,8 @@ fn read_plain(
     }
     let read = |(part, mut line, rows): (&[u8], u64, usize), progress: &mut dyn FnMut(f64)| {
         let mut piece = Piece::new(layout, rows);
-        // [`PROGRESS_ROWS`] rows per call. Besides the progress reports, this matters in the
-        // browser: a WebAssembly engine gives a function its optimised code from its next call
-        // on, never to the call that is running, so one call over a whole file would run in
-        // baseline code to the end.
+        // [`PROGRESS_ROWS`] rows per call: for the progress reports, and for the browser (see
+        // `crate::parallel` on long loops).
         let mut from = 0;
         while from < part.len() {
             (from, line) = read_lines(layout, &mut piece, part, from, line, delimiter);
