@@ -158,6 +158,19 @@ impl LabelColumn {
         self.codes.push(code);
     }
 
+    /// Appends one raw cell (bytes of a CSV file) like [`LabelColumn::push_indexed`] on its text
+    /// (invalid UTF-8 replaced). A cell equal byte for byte to a value seen before, the usual
+    /// case, is found without decoding or trimming it: the values are trimmed texts already.
+    pub fn push_cell(&mut self, cell: &[u8], index: &mut LabelIndex) {
+        if self.values.len() <= LabelIndex::SCAN_UP_TO {
+            if let Some(code) = self.values.iter().position(|v| v.as_bytes() == cell) {
+                self.codes.push(code as u32);
+                return;
+            }
+        }
+        self.push_indexed(&String::from_utf8_lossy(cell), index);
+    }
+
     /// Appends every cell of `other`, a column of the same name from the rows that follow: the
     /// same codes and values as pushing its cells one by one, for the cost of a look-up per
     /// distinct value.
@@ -559,6 +572,41 @@ impl RequestTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_cell_gives_the_codes_of_push_indexed_on_the_text() {
+        // Padded and bare spellings of one value, invalid UTF-8, empty cells, and more values
+        // than a scan covers (the hash index then takes over).
+        let mut cells: Vec<Vec<u8>> = [
+            &b"chat"[..],
+            b" chat",
+            b"chat ",
+            b"",
+            b" ",
+            b"Chat",
+            b"b\xffd",
+        ]
+        .iter()
+        .map(|c| c.to_vec())
+        .collect();
+        cells.push("b\u{fffd}d".as_bytes().to_vec());
+        cells.push(b"b\xffd".to_vec());
+        cells.extend((0..40).map(|k| format!("t{}", k % 25).into_bytes()));
+        cells.push(b" t3 ".to_vec());
+        let (mut got, mut got_index) = (LabelColumn::new("class"), LabelIndex::default());
+        let (mut want, mut want_index) = (LabelColumn::new("class"), LabelIndex::default());
+        for cell in &cells {
+            got.push_cell(cell, &mut got_index);
+            want.push_indexed(&String::from_utf8_lossy(cell), &mut want_index);
+        }
+        assert_eq!(got, want);
+        assert_eq!(
+            got.codes[..6],
+            [0, 0, 0, LabelColumn::EMPTY, LabelColumn::EMPTY, 1]
+        );
+        assert_eq!(got.values[2], "b\u{fffd}d");
+        assert_eq!(got.codes[6..9], [2, 2, 2]);
+    }
 
     fn row(ttft: f64, class: &str) -> Row {
         Row {

@@ -646,6 +646,11 @@ pub fn set_cell(row: &mut Row, r: &Resolved, cell: &[u8]) -> Result<(), String> 
         Field::Ttft => row.ttft_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
         Field::E2e => row.e2e_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
         Field::Queue => row.queue_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        // The usual status and error cells of a log, without decoding or trimming them.
+        Field::Status if cell.is_empty() || cell.eq_ignore_ascii_case(b"ok") => {
+            row.status = Status::Ok
+        }
+        Field::Error if cell.is_empty() => {}
         _ => set_text(row, r, &cell_text(cell))?,
     }
     Ok(())
@@ -899,6 +904,9 @@ mod tests {
             "null",
             "-",
             "ok",
+            "OK",
+            " ok ",
+            "oK",
             "timeout",
             "500",
             "x",
