@@ -163,7 +163,10 @@ impl LabelColumn {
     /// case, is found without decoding or trimming it: the values are trimmed texts already.
     pub fn push_cell(&mut self, cell: &[u8], index: &mut LabelIndex) {
         if self.values.len() <= LabelIndex::SCAN_UP_TO {
-            if let Some(code) = self.values.iter().position(|v| v.as_bytes() == cell) {
+            // Compared byte by byte: a call to `memcmp` per value costs more for a few bytes.
+            let same =
+                |v: &String| v.len() == cell.len() && v.bytes().zip(cell).all(|(a, &b)| a == b);
+            if let Some(code) = self.values.iter().position(same) {
                 self.codes.push(code as u32);
                 return;
             }
@@ -461,14 +464,19 @@ impl RequestTable {
 
     /// Appends one row from source `source` at `line`.
     pub fn push(&mut self, row: Row, source: u32, line: u32, source_name: &str) {
+        if row.id.is_none() && !self.name_source(source, source_name) {
+            self.ids.push((self.len(), format!("{source_name}:{line}")));
+        }
+        self.push_in_named_source(row, source, line);
+    }
+
+    /// [`RequestTable::push`] for a row that has an id or whose source is named already (a row
+    /// without an id came from it before): the same, without comparing the source's name once
+    /// per row.
+    pub(crate) fn push_in_named_source(&mut self, row: Row, source: u32, line: u32) {
         let index = self.len();
-        match row.id {
-            Some(id) => self.ids.push((index, id)),
-            None => {
-                if !self.name_source(source, source_name) {
-                    self.ids.push((index, format!("{source_name}:{line}")));
-                }
-            }
+        if let Some(id) = row.id {
+            self.ids.push((index, id));
         }
         self.source.push(source);
         self.line.push(line);

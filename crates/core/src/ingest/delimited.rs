@@ -261,10 +261,16 @@ fn read_header<'a>(
             Some((k, c.name.clone()))
         })
         .collect();
+    let cells = columns
+        .iter()
+        .enumerate()
+        .filter_map(|(k, c)| Some((k, c.clone().filter(|c| c.field != Field::Label)?)))
+        .collect();
     Some(Layout {
         name,
         headers,
         columns,
+        cells,
         has_status,
         labels,
     })
@@ -276,6 +282,8 @@ struct Layout<'a> {
     headers: Vec<String>,
     /// The field of each column, `None` for columns not read.
     columns: Vec<Option<Resolved>>,
+    /// Position and field of each column read into a row's fields (not labels).
+    cells: Vec<(usize, Resolved)>,
     has_status: bool,
     /// Position and name of each label column.
     labels: Vec<(usize, String)>,
@@ -368,13 +376,10 @@ impl Piece {
             return;
         }
         let mut row = Row::default();
-        for (k, column) in layout.columns.iter().enumerate() {
-            let Some(column) = column.as_ref().filter(|c| c.field != Field::Label) else {
-                continue;
-            };
-            if let Err(reason) = fields::set_cell(&mut row, column, cell(k)) {
+        for (k, column) in &layout.cells {
+            if let Err(reason) = fields::set_cell(&mut row, column, cell(*k)) {
                 self.loaded.reject(
-                    at(Some(k as u64 + 1), layout.headers.get(k).cloned()),
+                    at(Some(*k as u64 + 1), layout.headers.get(*k).cloned()),
                     reason,
                 );
                 return;
@@ -395,7 +400,13 @@ impl Piece {
             column.push_cell(cell(*k), index);
         }
         let source_line = u32::try_from(line).unwrap_or(u32::MAX);
-        self.loaded.table.push(row, 0, source_line, name);
+        // Every row of a piece is from source 0, named by its first row without an id.
+        let table = &mut self.loaded.table;
+        if table.source_names.first().is_some_and(Option::is_some) {
+            table.push_in_named_source(row, 0, source_line);
+        } else {
+            table.push(row, 0, source_line, name);
+        }
     }
 
     /// Adds the rows of `next`, the piece of the body that follows this one.
