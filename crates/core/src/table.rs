@@ -236,7 +236,8 @@ impl LabelIndex {
 }
 
 /// Inter-token gaps of every request, stored ragged: request `i` owns
-/// `gaps_ms[offsets[i]..offsets[i + 1]]`.
+/// `gaps_ms[offsets[i]..offsets[i + 1]]`. When no request has gaps, `offsets` is just `[0]`
+/// (whatever the number of requests); otherwise it has one entry per request, plus one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Gaps {
     pub offsets: Vec<usize>,
@@ -260,6 +261,65 @@ impl Gaps {
             _ => &[],
         }
     }
+
+    /// Appends the gaps of request `row` (the table's next row): none stays `[0]` while no
+    /// request has any.
+    fn push(&mut self, row: usize, gaps: Option<Vec<f64>>) {
+        match gaps {
+            Some(gaps) if !gaps.is_empty() => {
+                self.spell_out(row);
+                self.gaps_ms.extend(gaps);
+                self.offsets.push(self.gaps_ms.len());
+            }
+            _ if self.offsets.len() > 1 => self.offsets.push(self.gaps_ms.len()),
+            _ => {}
+        }
+    }
+
+    /// Gives the first `rows` requests an offset each, if they have none yet.
+    fn spell_out(&mut self, rows: usize) {
+        if self.offsets.len() < rows + 1 {
+            self.offsets.resize(rows + 1, self.gaps_ms.len());
+        }
+    }
+
+    /// Appends `other`'s gaps after the first `rows` requests (`added` more requests).
+    fn append(&mut self, rows: usize, other: Gaps, added: usize) {
+        if other.offsets.len() > 1 {
+            self.spell_out(rows);
+            let base = self.gaps_ms.len();
+            self.gaps_ms.extend(other.gaps_ms);
+            self.offsets
+                .extend(other.offsets.iter().skip(1).map(|o| o + base));
+        } else if self.offsets.len() > 1 {
+            self.spell_out(rows + added);
+        }
+    }
+}
+
+/// Appends `value` to a value column of a table of `rows` rows, keeping the column empty
+/// while no request has a value (see [`RequestTable`]).
+fn push_value(column: &mut Vec<f64>, rows: usize, value: Option<f64>) {
+    match value {
+        Some(v) => {
+            if column.len() < rows {
+                column.resize(rows, f64::NAN);
+            }
+            column.push(v);
+        }
+        None if !column.is_empty() => column.push(f64::NAN),
+        None => {}
+    }
+}
+
+/// Appends the value column `theirs` of `added` rows to `mine`, of a table of `rows` rows.
+fn append_values(mine: &mut Vec<f64>, rows: usize, theirs: Vec<f64>, added: usize) {
+    if !theirs.is_empty() {
+        mine.resize(rows, f64::NAN);
+        mine.extend(theirs);
+    } else if !mine.is_empty() {
+        mine.resize(rows + added, f64::NAN);
+    }
 }
 
 /// One row as a parser hands it over, before it is appended to the table.
@@ -280,7 +340,11 @@ pub struct Row {
     pub labels: Vec<(String, String)>,
 }
 
-/// Parsed requests, column by column. All columns have `len()` entries.
+/// Parsed requests, column by column. `source`, `line`, `status` and the label columns have
+/// `len()` entries. A value column (`input_tokens` … `end_s`, NaN where a request has no value)
+/// is either `len()` long or empty, when no request has a value in it: a log without queue times
+/// or timestamps (most) then carries no million NaNs through parsing, copies and transfers. Read
+/// values through the accessors ([`RequestTable::ttft_ms`] …), which give `None` either way.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestTable {
     /// Request ids the log gave, sparse: (row, id), rows ascending. Read ids through
@@ -332,10 +396,6 @@ mod nan_as_null {
 
 fn cell(column: &[f64], row: usize) -> Option<f64> {
     column.get(row).copied().filter(|v| !v.is_nan())
-}
-
-fn or_nan(v: Option<f64>) -> f64 {
-    v.unwrap_or(f64::NAN)
 }
 
 impl RequestTable {
@@ -484,17 +544,14 @@ impl RequestTable {
         if let Some(e) = row.error.filter(|e| !e.is_empty()) {
             self.errors.push((index, e));
         }
-        self.input_tokens.push(or_nan(row.input_tokens));
-        self.output_tokens.push(or_nan(row.output_tokens));
-        self.ttft_ms.push(or_nan(row.ttft_ms));
-        self.e2e_ms.push(or_nan(row.e2e_ms));
-        self.queue_ms.push(or_nan(row.queue_ms));
-        self.start_s.push(or_nan(row.start_s));
-        self.end_s.push(or_nan(row.end_s));
-        if let Some(gaps) = row.itl_ms {
-            self.itl.gaps_ms.extend(gaps);
-        }
-        self.itl.offsets.push(self.itl.gaps_ms.len());
+        push_value(&mut self.input_tokens, index, row.input_tokens);
+        push_value(&mut self.output_tokens, index, row.output_tokens);
+        push_value(&mut self.ttft_ms, index, row.ttft_ms);
+        push_value(&mut self.e2e_ms, index, row.e2e_ms);
+        push_value(&mut self.queue_ms, index, row.queue_ms);
+        push_value(&mut self.start_s, index, row.start_s);
+        push_value(&mut self.end_s, index, row.end_s);
+        self.itl.push(index, row.itl_ms);
         // Every label column gets a cell for this row, empty unless the row names it.
         for (name, _) in &row.labels {
             if self.label(name).is_none() {
@@ -514,7 +571,7 @@ impl RequestTable {
     /// Appends every row of `other`, shifting its source indices by `source_offset`.
     pub fn append(&mut self, other: RequestTable, source_offset: u32) {
         let base = self.len();
-        let gap_base = self.itl.gaps_ms.len();
+        let added = other.len();
         // Sources of `other` that already have another name here keep their ids as text.
         let renamed: Vec<bool> = other
             .source_names
@@ -548,18 +605,18 @@ impl RequestTable {
         self.status.extend(other.status);
         self.errors
             .extend(other.errors.into_iter().map(|(r, e)| (r + base, e)));
-        self.input_tokens.extend(other.input_tokens);
-        self.output_tokens.extend(other.output_tokens);
-        self.ttft_ms.extend(other.ttft_ms);
-        self.e2e_ms.extend(other.e2e_ms);
-        self.queue_ms.extend(other.queue_ms);
-        self.start_s.extend(other.start_s);
-        self.end_s.extend(other.end_s);
-        self.itl.gaps_ms.extend(other.itl.gaps_ms);
-        self.itl
-            .offsets
-            .extend(other.itl.offsets.iter().skip(1).map(|o| o + gap_base));
-        let added = self.len() - base;
+        for (mine, theirs) in [
+            (&mut self.input_tokens, other.input_tokens),
+            (&mut self.output_tokens, other.output_tokens),
+            (&mut self.ttft_ms, other.ttft_ms),
+            (&mut self.e2e_ms, other.e2e_ms),
+            (&mut self.queue_ms, other.queue_ms),
+            (&mut self.start_s, other.start_s),
+            (&mut self.end_s, other.end_s),
+        ] {
+            append_values(mine, base, theirs, added);
+        }
+        self.itl.append(base, other.itl, added);
         let mut theirs = other.labels;
         for col in &theirs {
             if self.label(&col.name).is_none() {
@@ -650,6 +707,52 @@ mod tests {
         assert_eq!(t.itl.of(0), &[1.0, 2.0]);
         assert_eq!(t.itl.of(1), &[] as &[f64]);
         assert_eq!(t.itl.of(7), &[] as &[f64]);
+    }
+
+    /// Rows with and without queue times and gaps, in every order, pushed one by one or in two
+    /// tables appended: the same values, and columns empty exactly when no row has a value.
+    #[test]
+    fn value_columns_stay_empty_until_a_request_has_a_value() {
+        let with = |queue: bool, gaps: bool| Row {
+            ttft_ms: Some(5.0),
+            queue_ms: queue.then_some(2.0),
+            itl_ms: gaps.then(|| vec![1.0, 3.0]),
+            ..Row::default()
+        };
+        let kinds = [(false, false), (true, false), (false, true), (true, true)];
+        for a in kinds {
+            for b in kinds {
+                let rows = [with(a.0, a.1), with(a.0, a.1), with(b.0, b.1)];
+                let mut one = RequestTable::default();
+                for (k, r) in rows.iter().enumerate() {
+                    one.push(r.clone(), 0, k as u32 + 2, "a.csv");
+                }
+                let (mut head, mut tail) = (RequestTable::default(), RequestTable::default());
+                for (k, r) in rows.iter().enumerate() {
+                    let t = if k < 2 { &mut head } else { &mut tail };
+                    t.push(r.clone(), 0, k as u32 + 2, "a.csv");
+                }
+                head.append(tail, 0);
+                for t in [&one, &head] {
+                    let any_queue = a.0 || b.0;
+                    let any_gaps = a.1 || b.1;
+                    assert_eq!(
+                        t.queue_ms.len(),
+                        if any_queue { 3 } else { 0 },
+                        "{a:?} {b:?}"
+                    );
+                    assert_eq!(t.start_s.len(), 0);
+                    assert_eq!(t.ttft_ms, [5.0; 3]);
+                    assert_eq!(t.itl.offsets.len(), if any_gaps { 4 } else { 1 });
+                    for (k, r) in rows.iter().enumerate() {
+                        assert_eq!(t.queue_ms(k), r.queue_ms, "{a:?} {b:?} row {k}");
+                        assert_eq!(t.itl.of(k), r.itl_ms.as_deref().unwrap_or(&[]));
+                    }
+                }
+                // (Compared as text: NaN is not equal to itself.)
+                assert_eq!(format!("{one:?}"), format!("{head:?}"), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -284,13 +284,12 @@ fn read_table(r: &mut Reader) -> Result<RequestTable, String> {
     Ok(t)
 }
 
-/// The invariants the evaluation relies on: every column as long as the table, gap offsets
+/// The invariants the evaluation relies on: every column as long as the table (a value column
+/// may be empty, and the gap offsets just `[0]`, when no request has a value), gap offsets
 /// ascending within the gaps, label codes within their dictionaries, sparse rows in range.
 fn check_table(t: &RequestTable) -> Result<(), String> {
     let n = t.len();
-    let columns = [
-        t.source.len(),
-        t.line.len(),
+    let values = [
         t.input_tokens.len(),
         t.output_tokens.len(),
         t.ttft_ms.len(),
@@ -299,7 +298,11 @@ fn check_table(t: &RequestTable) -> Result<(), String> {
         t.start_s.len(),
         t.end_s.len(),
     ];
-    if columns.iter().any(|&l| l != n) || t.itl.offsets.len() != n + 1 {
+    if t.source.len() != n
+        || t.line.len() != n
+        || values.iter().any(|&l| l != n && l != 0)
+        || (t.itl.offsets.len() != n + 1 && t.itl.offsets.len() != 1)
+    {
         return Err("the table's columns differ in length".to_string());
     }
     let gaps_ok = t.itl.offsets.first() == Some(&0)

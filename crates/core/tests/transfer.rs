@@ -303,3 +303,25 @@ fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
     let on_page = report(&back.table, &spec(), &duration);
     assert_eq!(on_page, report(&table, &spec(), &duration));
 }
+
+#[test]
+fn a_log_without_queue_times_or_gaps_travels_without_those_columns() {
+    let batch = Batch::load(
+        &[fixture("worked_example.csv")],
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    );
+    let t = &batch.table;
+    assert_eq!((t.len(), t.queue_ms.len(), t.start_s.len()), (10, 0, 0));
+    assert_eq!(t.itl.offsets, [0]);
+    let back = Batch::decode(&batch.clone().encode()).expect("decode");
+    assert_eq!(
+        serde_json::to_string(&back).unwrap(),
+        serde_json::to_string(&batch).unwrap()
+    );
+    // A value column neither empty nor one value per request is refused.
+    let mut bad = batch;
+    bad.table.queue_ms = vec![1.0; 3];
+    assert!(Batch::decode(&bad.encode()).is_err());
+}
