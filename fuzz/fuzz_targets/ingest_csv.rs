@@ -19,8 +19,14 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let read = |splitter| {
-        let loaded =
-            delimited::parse_with("fuzz.csv", &text, Format::Csv, &options, splitter, &mut |_| {});
+        let loaded = delimited::parse_with(
+            "fuzz.csv",
+            &text,
+            Format::Csv,
+            &options,
+            splitter,
+            &mut |_| {},
+        );
         // Debug text: NaN ("absent") is not equal to itself.
         format!("{loaded:?}")
     };
