@@ -378,6 +378,48 @@ pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
     parse_with_progress(name, bytes, options, &mut |_| {})
 }
 
+pub use delimited::Part;
+
+/// Part `index` of `of` of a large CSV or TSV file's rows, read on its own by a reader that
+/// shares no memory with the others (the app's second loader worker); [`parse_parts`] puts the
+/// parts together. The body is cut at line ends, after even shares of its bytes: every reader
+/// of the same bytes finds the same cuts. `None` when the file is not read in parts: another
+/// format, a body under 1 MB or with quotes, a header that cannot be read, `of` below 2.
+pub fn part_of(
+    name: &str,
+    bytes: &[u8],
+    options: &IngestOptions,
+    index: usize,
+    of: usize,
+    progress: &mut dyn FnMut(f64),
+) -> Option<Part> {
+    if of < 2 {
+        return None;
+    }
+    let text = decode_text(bytes, &mut Vec::new()).ok()?;
+    let format = options.format.unwrap_or_else(|| detect(&text));
+    if !matches!(format, Format::Csv | Format::Tsv) {
+        return None;
+    }
+    delimited::part_of(name, &text, format, options, index, of, progress)
+}
+
+/// The file as [`parse_with_progress`] reads it, bit for bit, with the parts [`part_of`] read
+/// elsewhere taken from `given` (by position: part k is `given[k]`); a part given as `None`
+/// (its reader failed), or every part when the file is not read in parts, is read here.
+pub fn parse_parts(
+    name: &str,
+    bytes: &[u8],
+    options: &IngestOptions,
+    given: Vec<Option<Part>>,
+    progress: &mut dyn FnMut(f64),
+) -> Loaded {
+    name_fatal(
+        name,
+        parse_unnamed(name, bytes, options, Some(given), progress),
+    )
+}
+
 /// [`parse`], telling `progress` how far through the file it is (0 to 1) every 65,536 rows of a
 /// CSV, TSV or JSON Lines log; other formats are read in one go and say nothing.
 pub fn parse_with_progress(
@@ -386,9 +428,12 @@ pub fn parse_with_progress(
     options: &IngestOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Loaded {
-    let mut loaded = parse_unnamed(name, bytes, options, progress);
-    // Every whole-file message starts with the file's name, like a row error's location does
-    // (some already do: `a.json:1:104: the JSON ends too early`).
+    name_fatal(name, parse_unnamed(name, bytes, options, None, progress))
+}
+
+/// Every whole-file message starts with the file's name, like a row error's location does
+/// (some already do: `a.json:1:104: the JSON ends too early`).
+fn name_fatal(name: &str, mut loaded: Loaded) -> Loaded {
     if let Some(fatal) = &mut loaded.fatal {
         // Located already: `a.json:1:104: ...` or `a.json at $.ttfts: ...`.
         let named = [":", " at "]
@@ -401,10 +446,12 @@ pub fn parse_with_progress(
     loaded
 }
 
+/// The file read; with `given` parts (see [`parse_parts`]) for a CSV or TSV file.
 fn parse_unnamed(
     name: &str,
     bytes: &[u8],
     options: &IngestOptions,
+    given: Option<Vec<Option<Part>>>,
     progress: &mut dyn FnMut(f64),
 ) -> Loaded {
     let mut warnings = Vec::new();
@@ -423,7 +470,12 @@ fn parse_unnamed(
             }
         },
         || match format {
-            Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options, progress),
+            Format::Csv | Format::Tsv => match given {
+                Some(given) => {
+                    delimited::parse_parts(name, &text, format, options, given, progress)
+                }
+                None => delimited::parse(name, &text, format, options, progress),
+            },
             Format::JsonLines | Format::JsonArray => {
                 records::parse(name, &text, format, options, progress)
             }

@@ -98,6 +98,90 @@ pub fn parse_with(
     splitter: Splitter,
     progress: &mut dyn FnMut(f64),
 ) -> Loaded {
+    match read(name, text, format, options, splitter, Parts::All, progress) {
+        Read::Loaded(loaded) => *loaded,
+        Read::Part(_) => Loaded::default(),
+    }
+}
+
+/// Part `index` of `of` of the rows of a CSV or TSV file, read on its own (see
+/// [`crate::ingest::part_of`]); `None` when the file is not read in parts.
+pub(crate) fn part_of(
+    name: &str,
+    text: &str,
+    format: Format,
+    options: &IngestOptions,
+    index: usize,
+    of: usize,
+    progress: &mut dyn FnMut(f64),
+) -> Option<Part> {
+    let parts = Parts::One { index, of };
+    match read(name, text, format, options, Splitter::Auto, parts, progress) {
+        Read::Part(part) => part.map(|p| *p),
+        Read::Loaded(_) => None,
+    }
+}
+
+/// The file read with the parts in `given` (see [`crate::ingest::parse_parts`]).
+pub(crate) fn parse_parts(
+    name: &str,
+    text: &str,
+    format: Format,
+    options: &IngestOptions,
+    given: Vec<Option<Part>>,
+    progress: &mut dyn FnMut(f64),
+) -> Loaded {
+    match read(
+        name,
+        text,
+        format,
+        options,
+        Splitter::Auto,
+        Parts::Given(given),
+        progress,
+    ) {
+        Read::Loaded(loaded) => *loaded,
+        Read::Part(_) => Loaded::default(),
+    }
+}
+
+/// The rows of one part of a file's body, read apart from the others (on another thread that
+/// shares no memory with them, such as a second Web Worker). `table.labels` holds the file's
+/// label columns for these rows; lines are numbered as in the whole file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Part {
+    pub table: crate::table::RequestTable,
+    /// The part's first [`MAX_LISTED_ERRORS`] bad rows.
+    pub errors: Vec<super::RowError>,
+    /// All the part's bad rows, listed or not.
+    pub error_count: u64,
+}
+
+/// Which parts of a body [`read`] reads.
+enum Parts {
+    /// All of them: the whole file, in as many pieces as the splitter says.
+    All,
+    /// Only part `index` of a body cut in `of`, handed back as it is.
+    One { index: usize, of: usize },
+    /// A body cut in `given.len()` parts: those given are taken, the others read here.
+    Given(Vec<Option<Part>>),
+}
+
+/// What [`read`] gives: the file, or one part of it (none when the body is not cut in parts).
+enum Read {
+    Loaded(Box<Loaded>),
+    Part(Option<Box<Part>>),
+}
+
+fn read(
+    name: &str,
+    text: &str,
+    format: Format,
+    options: &IngestOptions,
+    splitter: Splitter,
+    parts: Parts,
+    progress: &mut dyn FnMut(f64),
+) -> Read {
     let mut loaded = Loaded::default();
     let delimiter = detect_delimiter(text);
     if format == Format::Tsv && delimiter != b'\t' {
@@ -116,13 +200,13 @@ pub fn parse_with(
         Ok(true) => record.clone(),
         Err(e) => {
             loaded.fatal = Some(format!("{name}: the header line could not be read: {e}"));
-            return loaded;
+            return Read::Loaded(Box::new(loaded));
         }
         Ok(false) => {
             loaded.fatal = Some(format!(
                 "{name}: the file is empty: there is nothing to read"
             ));
-            return loaded;
+            return Read::Loaded(Box::new(loaded));
         }
     };
     let headers: Vec<String> = header
@@ -131,7 +215,7 @@ pub fn parse_with(
         .collect();
     let header_line = header.position().map_or(1, |p| record_line(text, p));
     let Some(layout) = read_header(&mut loaded, name, headers, header_line, options) else {
-        return loaded;
+        return Read::Loaded(Box::new(loaded));
     };
 
     // The rows: from where the header ended, on the line the reader counted to there (in a
@@ -143,16 +227,53 @@ pub fn parse_with(
         .unwrap_or_default();
     let plain = matches!(splitter, Splitter::Auto | Splitter::Plain { .. }) && is_plain(body);
     let total = text.len().max(1) as f64;
+    let at = start.byte() as f64;
+    let mut body_progress = |f: f64| progress((at + f * body.len() as f64) / total);
+    // A body is cut in parts for other readers only when it is plain and large.
+    let (pieces, given) = match parts {
+        Parts::All => (None, Vec::new()),
+        _ if !plain || body.len() < PARALLEL_FROM => match parts {
+            Parts::One { .. } => return Read::Part(None),
+            _ => (None, Vec::new()),
+        },
+        Parts::One { index, of } => {
+            let plan = Plan {
+                pieces: of,
+                only: Some(index),
+                given: Vec::new(),
+            };
+            let piece = read_plain(
+                &layout,
+                body,
+                start.line(),
+                delimiter,
+                plan,
+                &mut body_progress,
+            );
+            return Read::Part(piece.into_iter().next().map(|p| Box::new(p.into_part())));
+        }
+        Parts::Given(given) => (Some(given.len()), given),
+    };
     let mut pieces = if plain {
-        let n = match splitter {
-            Splitter::Plain { pieces } => pieces.max(1),
+        let n = match (pieces, splitter) {
+            (Some(n), _) => n,
+            (None, Splitter::Plain { pieces }) => pieces.max(1),
             _ if body.len() >= PARALLEL_FROM => crate::parallel::threads(),
             _ => 1,
         };
-        let at = start.byte() as f64;
-        read_plain(&layout, body, start.line(), delimiter, n, &mut |f| {
-            progress((at + f * body.len() as f64) / total)
-        })
+        let plan = Plan {
+            pieces: n,
+            only: None,
+            given,
+        };
+        read_plain(
+            &layout,
+            body,
+            start.line(),
+            delimiter,
+            plan,
+            &mut body_progress,
+        )
     } else {
         let mut piece = Piece::new(&layout, count_lines(text.as_bytes()) + 1);
         read_quoted(&layout, &mut piece, text, &mut reader, record, &mut |f| {
@@ -162,12 +283,12 @@ pub fn parse_with(
     }
     .into_iter();
     let Some(mut all) = pieces.next() else {
-        return loaded;
+        return Read::Loaded(Box::new(loaded));
     };
     for piece in pieces {
         all.append(piece);
     }
-    all.finish(loaded, &layout)
+    Read::Loaded(Box::new(all.finish(loaded, &layout)))
 }
 
 /// The header's columns, resolved to fields; warnings for what the user should know about
@@ -295,9 +416,6 @@ struct Piece {
     loaded: Loaded,
     /// One per label column of the layout.
     labels: Vec<(LabelColumn, LabelIndex)>,
-    /// The first [`SAMPLE`] values of each latency column.
-    ttft_sample: Vec<f64>,
-    e2e_sample: Vec<f64>,
 }
 
 impl Piece {
@@ -314,12 +432,44 @@ impl Piece {
                 (column, LabelIndex::default())
             })
             .collect();
-        Piece {
-            loaded,
-            labels,
-            ttft_sample: Vec::new(),
-            e2e_sample: Vec::new(),
+        Piece { loaded, labels }
+    }
+
+    /// This piece as a [`Part`] for another reader.
+    fn into_part(self) -> Part {
+        let Piece { loaded, labels } = self;
+        let mut table = loaded.table;
+        table.labels = labels.into_iter().map(|(column, _)| column).collect();
+        Part {
+            table,
+            errors: loaded.errors,
+            error_count: loaded.error_count,
         }
+    }
+
+    /// The piece another reader read as `part`; `None` when its label columns are not the
+    /// layout's (it was not read with this header).
+    fn from_part(layout: &Layout, part: Part) -> Option<Piece> {
+        let Part {
+            mut table,
+            errors,
+            error_count,
+        } = part;
+        let names = table.labels.iter().map(|c| c.name.as_str());
+        if !names.eq(layout.labels.iter().map(|(_, name)| name.as_str())) {
+            return None;
+        }
+        let labels = std::mem::take(&mut table.labels)
+            .into_iter()
+            .map(|column| (column, LabelIndex::default()))
+            .collect();
+        let loaded = Loaded {
+            table,
+            errors,
+            error_count,
+            ..Loaded::default()
+        };
+        Some(Piece { loaded, labels })
     }
 
     /// Reads one row: `cells` are ranges of `bytes`, the row's text as the splitter gave it.
@@ -390,12 +540,6 @@ impl Piece {
             self.loaded.reject(at(None, None), reason);
             return;
         }
-        if self.ttft_sample.len() < SAMPLE {
-            self.ttft_sample.extend(row.ttft_ms);
-        }
-        if self.e2e_sample.len() < SAMPLE {
-            self.e2e_sample.extend(row.e2e_ms);
-        }
         for ((k, _), (column, index)) in layout.labels.iter().zip(&mut self.labels) {
             column.push_cell(cell(*k), index);
         }
@@ -411,12 +555,7 @@ impl Piece {
 
     /// Adds the rows of `next`, the piece of the body that follows this one.
     fn append(&mut self, next: Piece) {
-        let Piece {
-            loaded,
-            labels,
-            ttft_sample,
-            e2e_sample,
-        } = next;
+        let Piece { loaded, labels } = next;
         for ((mine, _), (theirs, _)) in self.labels.iter_mut().zip(labels) {
             mine.append(theirs);
         }
@@ -426,13 +565,6 @@ impl Piece {
             .errors
             .extend(loaded.errors.into_iter().take(room));
         self.loaded.error_count += loaded.error_count;
-        for (mine, theirs) in [
-            (&mut self.ttft_sample, ttft_sample),
-            (&mut self.e2e_sample, e2e_sample),
-        ] {
-            let room = SAMPLE.saturating_sub(mine.len());
-            mine.extend(theirs.into_iter().take(room));
-        }
     }
 
     /// The file's result: this piece's requests and bad rows, with what the header said.
@@ -451,9 +583,18 @@ impl Piece {
         if !loaded.table.is_empty() {
             loaded.table.labels = self.labels.into_iter().map(|(column, _)| column).collect();
         }
-        for (field, sample) in [
-            (Field::Ttft, &mut self.ttft_sample),
-            (Field::E2e, &mut self.e2e_sample),
+        // The first values of each latency column (requests without one hold NaN).
+        let sample = |column: &[f64]| -> Vec<f64> {
+            column
+                .iter()
+                .copied()
+                .filter(|v| !v.is_nan())
+                .take(SAMPLE)
+                .collect()
+        };
+        for (field, mut sample) in [
+            (Field::Ttft, sample(&loaded.table.ttft_ms)),
+            (Field::E2e, sample(&loaded.table.e2e_ms)),
         ] {
             if let Some((k, c)) = layout
                 .columns
@@ -462,7 +603,7 @@ impl Piece {
                 .find_map(|(k, c)| Some((k, c.as_ref().filter(|c| c.field == field)?)))
             {
                 let header = layout.headers.get(k).unwrap_or(&c.name);
-                if let Some(w) = fields::seconds_in_ms_warning(header, sample, c.unit) {
+                if let Some(w) = fields::seconds_in_ms_warning(header, &mut sample, c.unit) {
                     loaded.warnings.push(format!("{name}: {w}"));
                 }
             }
@@ -581,19 +722,34 @@ fn read_records(
     true
 }
 
+/// A piece of a body to read: its bytes, the line it starts on, the rows to make room for.
+type Job<'b> = (&'b [u8], u64, usize);
+
+/// How [`read_plain`] cuts a body and which pieces it reads.
+struct Plan {
+    /// The body is cut in this many pieces, at line ends.
+    pieces: usize,
+    /// Read only this piece (for another reader), else every piece not given.
+    only: Option<usize>,
+    /// Pieces read elsewhere, by position; the others are read here.
+    given: Vec<Option<Part>>,
+}
+
 /// Reads a body without quotes (see [`is_plain`]) that starts on line `first_line`, cut into
-/// `pieces` pieces at line ends, each read on a thread of its own where there are threads.
-/// `progress` hears the fraction of the body read, from the first piece only when there are
-/// several.
+/// `plan.pieces` pieces at line ends, each read on a thread of its own where there are threads
+/// (or elsewhere, as `plan` says). `progress` hears the fraction of the body read, from the
+/// first piece read here only when there are several.
 fn read_plain(
     layout: &Layout,
     body: &[u8],
     first_line: u64,
     delimiter: u8,
-    pieces: usize,
+    plan: Plan,
     progress: &mut dyn FnMut(f64),
 ) -> Vec<Piece> {
-    // Cut after the first `\n` at or past each even share of the bytes.
+    let pieces = plan.pieces.max(1);
+    // Cut after the first `\n` at or past each even share of the bytes. The cuts depend on
+    // the body and the number of pieces only, so every reader of a part finds the same ones.
     let mut cuts = vec![0];
     for k in 1..pieces {
         let from = (body.len() * k / pieces).max(cuts.last().copied().unwrap_or(0));
@@ -606,7 +762,6 @@ fn read_plain(
         cuts.push(cut);
     }
     cuts.push(body.len());
-    cuts.dedup();
     let mut jobs = Vec::new();
     let mut line = first_line;
     for pair in cuts.windows(2) {
@@ -622,7 +777,7 @@ fn read_plain(
     if let Some((.., rows)) = jobs.first_mut() {
         *rows = all_rows;
     }
-    let read = |(part, mut line, rows): (&[u8], u64, usize), progress: &mut dyn FnMut(f64)| {
+    let read = |(part, mut line, rows): Job, progress: &mut dyn FnMut(f64)| {
         let mut piece = Piece::new(layout, rows);
         // [`PROGRESS_ROWS`] rows per call: for the progress reports, and for the browser (see
         // `crate::parallel` on long loops).
@@ -635,20 +790,43 @@ fn read_plain(
         }
         piece
     };
-    let share = jobs.first().map_or(0, |(part, ..)| part.len()) as f64 / body.len().max(1) as f64;
-    let mut jobs = jobs.into_iter();
-    let Some(first) = jobs.next() else {
-        return vec![Piece::new(layout, 0)];
-    };
-    let rest: Vec<_> = jobs.collect();
-    if rest.is_empty() {
-        return vec![read(first, progress)];
+    if let Some(k) = plan.only {
+        let job = jobs.get(k).copied().unwrap_or_default();
+        return vec![read(job, progress)];
     }
-    let (rest, first) = crate::parallel::join(
-        || crate::parallel::map(rest, |job| read(job, &mut |_| {})),
-        || read(first, &mut |f| progress(f * share)),
-    );
-    std::iter::once(first).chain(rest).collect()
+    // Each piece: given, or to read here (the first of those on this thread, with progress).
+    let mut given = plan.given.into_iter();
+    let mut todo: Vec<(usize, Job)> = Vec::new();
+    let mut done: Vec<Option<Piece>> = Vec::with_capacity(jobs.len());
+    for (k, job) in jobs.into_iter().enumerate() {
+        let piece = given
+            .next()
+            .flatten()
+            .and_then(|part| Piece::from_part(layout, part));
+        if piece.is_none() {
+            todo.push((k, job));
+        }
+        done.push(piece);
+    }
+    let mut todo = todo.into_iter();
+    if let Some((first_k, first)) = todo.next() {
+        let share = first.0.len() as f64 / body.len().max(1) as f64;
+        let rest: Vec<_> = todo.collect();
+        let (rest, first) = if rest.is_empty() {
+            (Vec::new(), read(first, progress))
+        } else {
+            crate::parallel::join(
+                || crate::parallel::map(rest, |(k, job)| (k, read(job, &mut |_| {}))),
+                || read(first, &mut |f| progress(f * share)),
+            )
+        };
+        for (k, piece) in std::iter::once((first_k, first)).chain(rest) {
+            if let Some(slot) = done.get_mut(k) {
+                *slot = Some(piece);
+            }
+        }
+    }
+    done.into_iter().flatten().collect()
 }
 
 /// Reads up to [`PROGRESS_ROWS`] rows of `part` from byte `from` on, the first on line `line`:
@@ -740,7 +918,7 @@ fn end_row(
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_with, Splitter};
+    use super::{parse_with, Part, Splitter, PARALLEL_FROM};
     use crate::ingest::{parse, IngestOptions};
     use crate::table::Status;
 
@@ -984,6 +1162,86 @@ mod tests {
         for (splitter, got) in &ways[1..] {
             assert!(got == want, "{splitter:?} differs from the csv crate");
         }
+    }
+
+    /// A large file read in parts by separate readers and put together is the file read at
+    /// once: the same rows, lines, bad rows, labels (values first seen in a later part) and
+    /// warnings (seconds in a ms column, judged on the first values of the whole file).
+    #[test]
+    fn a_file_read_in_parts_is_the_file_read_at_once() {
+        use crate::ingest::{parse_parts, parse_with_progress, part_of};
+        let mut text = String::from("ttft_ms,e2e_ms,class,tenant\r\n");
+        for i in 0..120_000u32 {
+            let row = match i % 997 {
+                0 => String::new(),
+                1 => "abc,5,chat,a".to_string(),
+                2 => "1,2".to_string(),
+                // Few TTFT values early on, so that the seconds check needs the later parts.
+                _ if i < 90_000 && i % 20 != 0 => format!(",{},chat,t{}", 9 + i % 5, i % 40),
+                _ => format!(
+                    "0.{},{},{},t{}",
+                    i % 9 + 1,
+                    9 + i % 5,
+                    if i > 100_000 { "late" } else { "code" },
+                    i % 50
+                ),
+            };
+            text.push_str(&row);
+            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
+        }
+        let bytes = text.as_bytes();
+        assert!(bytes.len() > PARALLEL_FROM);
+        let options = IngestOptions::default();
+        let want = parse_with_progress("t.csv", bytes, &options, &mut |_| {});
+        assert!(
+            want.warnings.iter().any(|w| w.contains("seconds")),
+            "{:?}",
+            want.warnings
+        );
+        let want = format!("{want:?}");
+        for of in 2..=4 {
+            let parts: Vec<Option<Part>> = (0..of)
+                .map(|k| part_of("t.csv", bytes, &options, k, of, &mut |_| {}))
+                .collect();
+            assert!(parts.iter().all(Option::is_some));
+            assert!(parts.iter().flatten().all(|p| !p.table.is_empty()));
+            let got = parse_parts("t.csv", bytes, &options, parts.clone(), &mut |_| {});
+            assert!(format!("{got:?}") == want, "{of} parts");
+            // A part missing (its reader failed) is read here.
+            let mut some = parts.clone();
+            some[1] = None;
+            let got = parse_parts("t.csv", bytes, &options, some, &mut |_| {});
+            assert!(format!("{got:?}") == want, "{of} parts, the second missing");
+        }
+        // A part read under another header (other label columns) is not taken.
+        let other = text
+            .replacen("class,tenant", "class,model", 1)
+            .replace(",t", ",m");
+        let mut parts: Vec<Option<Part>> = (0..2)
+            .map(|k| part_of("t.csv", bytes, &options, k, 2, &mut |_| {}))
+            .collect();
+        parts[1] = part_of("t.csv", other.as_bytes(), &options, 1, 2, &mut |_| {});
+        let got = parse_parts("t.csv", bytes, &options, parts, &mut |_| {});
+        assert!(format!("{got:?}") == want, "a foreign part was taken");
+    }
+
+    #[test]
+    fn files_not_read_in_parts() {
+        use crate::ingest::{parse, parse_parts, part_of};
+        let options = IngestOptions::default();
+        let big = |row: &str| format!("ttft_ms,e2e_ms\n{}", row.repeat(200_000));
+        let quoted = big("\"1\",2\n");
+        let json = "{\"ttft_ms\": 1, \"e2e_ms\": 2}\n".repeat(60_000);
+        let small = "ttft_ms,e2e_ms\n1,2\n".to_string();
+        for text in [&quoted, &json, &small] {
+            let bytes = text.as_bytes();
+            assert!(part_of("t", bytes, &options, 1, 2, &mut |_| {}).is_none());
+            // Whatever is given, the file is read here, whole.
+            let plain = part_of("p", big("1,2\n").as_bytes(), &options, 1, 2, &mut |_| {});
+            let got = parse_parts("t", bytes, &options, vec![None, plain], &mut |_| {});
+            assert_eq!(got, parse("t", bytes, &options));
+        }
+        assert!(part_of("t", big("1,2\n").as_bytes(), &options, 0, 1, &mut |_| {}).is_none());
     }
 
     #[test]
