@@ -17,7 +17,8 @@
 # and overflow checks) are what crash. docs/reliability.md has the counts of the last long run.
 #
 # Seeds: tests/malformed/ (the malformed-input corpus), the parser fixtures and fuzz/seeds/
-# (encoded batches for `transfer`, written by Batch::encode at the time of the target), copied into
+# (batches for `transfer` in the form of Parts::to_bytes, written by
+# `SLO_WRITE_SEEDS=1 cargo test -p slo-core --test transfer seeds`), copied into
 # fuzz/corpus/<target>/ (git-ignored), which libFuzzer then grows. A crash leaves its input in
 # fuzz/artifacts/<target>/ and the script exits non-zero; reproduce it with
 #   RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none <target> fuzz/artifacts/<target>/crash-...

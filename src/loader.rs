@@ -1,8 +1,8 @@
 //! Loading files without freezing the page: each load runs in its own Web Worker
 //! (www/worker.js, running this same wasm's `worker::worker_load`), which reads the files in
 //! chunks, parses them, combines them and prepares the grouping, and reports progress on the
-//! way. The page shows a progress bar with a Cancel button (`LoadProgress`), then rebuilds the
-//! result from its bytes (`slo_core::transfer`) and commits it like any other load.
+//! way. The page shows a progress bar with a Cancel button (`LoadProgress`), then puts the
+//! result back together from its parts (`slo_core::transfer`) and commits it like any other load.
 //!
 //! Where a worker cannot start (the single-file edition opened from disk: a `file://` page may
 //! not start workers), the files are read and parsed on the page instead, as before.
@@ -10,9 +10,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Array, Object, Reflect, Uint8Array};
+use js_sys::{Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
 use leptos::prelude::*;
-use slo_core::transfer::Batch;
+use slo_core::transfer::{Batch, Column, Parts};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -271,16 +271,13 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone, sources: &[Sour
         })),
         Some("done") => {
             stop_worker();
-            let bytes = get(&data, "payload")
-                .dyn_into::<Uint8Array>()
-                .map(|a| a.to_vec())
-                .unwrap_or_default();
+            let parts = parts_of(&data);
             state.loading.set(Some(Progress {
                 phase: "Showing the report".to_string(),
                 fraction: 1.0,
             }));
-            // Copying the bytes in, decoding them and showing the result are three tasks, so
-            // that none holds the page for long (at a million requests about 60, 150 and 150 ms).
+            // Copying the columns in, putting the batch together and showing the result are three
+            // tasks, so that none holds the page for long.
             let generation = GENERATION.get();
             let current = move || GENERATION.get() == generation;
             let done = done.clone();
@@ -290,8 +287,7 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone, sources: &[Sour
                     if !current() {
                         return; // cancelled or replaced meanwhile
                     }
-                    let batch = Batch::decode(&bytes);
-                    drop(bytes);
+                    let batch = parts.and_then(Batch::from_parts);
                     set_timeout(
                         move || {
                             if !current() {
@@ -328,6 +324,31 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone, sources: &[Sour
             failed(state, format!("loading failed: {message}"));
         }
     }
+}
+
+/// The parts of a worker's "done" message (www/worker.js), each column copied once, straight
+/// into wasm memory. Anything but a `Uint8Array` header and typed-array columns is an error.
+fn parts_of(data: &JsValue) -> Result<Parts, String> {
+    let header = get(data, "header")
+        .dyn_into::<Uint8Array>()
+        .map_err(|_| "the header is missing".to_string())?
+        .to_vec();
+    let columns = get(data, "columns")
+        .dyn_into::<Array>()
+        .map_err(|_| "the columns are missing".to_string())?
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            if let Some(f) = c.dyn_ref::<Float64Array>() {
+                Ok(Column::F64(f.to_vec()))
+            } else if let Some(u) = c.dyn_ref::<Uint32Array>() {
+                Ok(Column::U32(u.to_vec()))
+            } else {
+                Err(format!("column {k} is not a Float64Array or a Uint32Array"))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Parts { header, columns })
 }
 
 fn failed(state: AppState, detail: String) {

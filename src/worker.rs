@@ -1,10 +1,10 @@
 //! The loader thread's entry point: www/worker.js calls [`worker_load`] with the bytes of every
 //! source. The page's side is `loader.rs`; what is computed is `slo_core::transfer::Batch::load`.
 
-use js_sys::{Array, Function, Uint8Array};
+use js_sys::{Array, Float64Array, Function, Uint32Array, Uint8Array};
 use slo_core::ingest::IngestOptions;
 use slo_core::spec::Spec;
-use slo_core::transfer::Batch;
+use slo_core::transfer::{Batch, Column};
 use wasm_bindgen::prelude::*;
 
 /// True when this wasm runs in a worker rather than in the page.
@@ -52,14 +52,27 @@ pub fn worker_load(
 
 #[wasm_bindgen]
 impl PendingLoad {
-    /// `Batch::encode`'s bytes, with `digests` (per source: the lower-case hex SHA-256, or
-    /// null where the browser could not compute it; those are computed here).
-    pub fn finish(self, digests: Array) -> Uint8Array {
+    /// The batch taken apart (`Batch::into_parts`), with `digests` (per source: the lower-case
+    /// hex SHA-256, or null where the browser could not compute it; those are computed here):
+    /// an array of the header (a `Uint8Array`), then each large column in order as a
+    /// `Float64Array` or a `Uint32Array`. Each is its own buffer, so that worker.js can transfer
+    /// them to the page and the page copies each straight into its wasm memory.
+    pub fn finish(self, digests: Array) -> Array {
         let PendingLoad { mut batch, sources } = self;
         let digests: Vec<Option<String>> = digests.iter().map(|d| d.as_string()).collect();
         batch.fill_sha256(&sources, &digests);
-        // The sources are no longer needed: free them before the encoded copy is made.
+        // The sources are no longer needed: free them before the columns are copied out.
         drop(sources);
-        Uint8Array::from(batch.encode().as_slice())
+        let parts = batch.into_parts();
+        let out = Array::new();
+        out.push(&Uint8Array::from(parts.header.as_slice()));
+        // Each column is freed once copied, so that wasm memory can reuse it for the next.
+        for column in parts.columns {
+            match column {
+                Column::F64(v) => out.push(&Float64Array::from(v.as_slice())),
+                Column::U32(v) => out.push(&Uint32Array::from(v.as_slice())),
+            };
+        }
+        out
     }
 }

@@ -9,7 +9,10 @@
 //
 // Messages to the page:
 //   {kind: "progress", phase: "Reading a.csv", fraction: 0.1}
-//   {kind: "done", payload: Uint8Array}   slo_core::transfer::Batch::encode's bytes (transferred)
+//   {kind: "done", header: Uint8Array, columns: [Float64Array | Uint32Array, ...]}
+//       the load taken apart (slo_core::transfer::Batch::into_parts): the header holds everything
+//       small, each large column is its own typed array, in order. All of their buffers are
+//       transferred, not copied: the page copies each column once, straight into its wasm memory.
 //   {kind: "error", message: "..."}
 import init, { worker_load } from "./slo-workbench.js";
 
@@ -64,8 +67,8 @@ self.onmessage = async (event) => {
     const pending = worker_load(names, buffers, withDigests, spec, (phase, fraction) =>
       progress(phase, READ_SHARE + (1 - READ_SHARE) * fraction),
     );
-    const payload = pending.finish(await Promise.all(digests));
-    self.postMessage({ kind: "done", payload }, [payload.buffer]);
+    const [header, ...columns] = pending.finish(await Promise.all(digests));
+    self.postMessage({ kind: "done", header, columns }, [header, ...columns].map((a) => a.buffer));
   } catch (error) {
     self.postMessage({ kind: "error", message: String(error) });
   }

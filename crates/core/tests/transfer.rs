@@ -5,7 +5,7 @@ use slo_core::evaluate::{evaluate, report};
 use slo_core::ingest::delimited::{self, Splitter};
 use slo_core::ingest::{self, Format, IngestOptions, Loaded};
 use slo_core::spec::{Spec, Targets, TtftTarget};
-use slo_core::transfer::Batch;
+use slo_core::transfer::{Batch, Column, Parts};
 
 fn fixture(path: &str) -> (String, Vec<u8>) {
     let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -92,17 +92,29 @@ fn a_batch_holds_what_parsing_each_file_and_combining_gives() {
     assert_eq!(from_batch, report(&combined, &spec(), &duration));
 }
 
+/// Takes `batch` apart and puts it back together, directly and through one buffer; both give
+/// the batch back exactly (the same JSON, NaN as null, and the same bits in every column).
+fn round_trip(batch: Batch) -> Batch {
+    let json = serde_json::to_string(&batch).unwrap();
+    let parts = batch.into_parts();
+    let bytes = parts.to_bytes();
+    let back = Batch::from_parts(parts).expect("from_parts");
+    assert_eq!(serde_json::to_string(&back).unwrap(), json);
+    assert_eq!(back.clone().into_parts().to_bytes(), bytes);
+    let again = Batch::from_parts(Parts::from_bytes(&bytes).expect("from_bytes")).expect("again");
+    assert_eq!(again.clone().into_parts().to_bytes(), bytes);
+    back
+}
+
 #[test]
-fn a_batch_comes_back_from_its_bytes_unchanged() {
+fn a_batch_comes_back_from_its_parts_unchanged() {
     let batch = load();
-    let before = serde_json::to_string(&batch).unwrap();
-    let bytes = batch.encode();
-    let back = Batch::decode(&bytes).expect("decode");
-    // NaN marks absent cells, so compare through JSON (NaN as null) and through the bytes.
-    assert_eq!(serde_json::to_string(&back).unwrap(), before);
+    // Every kind of column travels: ids, errors, labels, gaps, absent cells, a preparation.
+    assert!(batch.table.ttft_ms.iter().any(|v| v.is_nan()));
+    assert!(!batch.table.itl.gaps_ms.is_empty());
+    let back = round_trip(batch);
     assert_eq!(back.table.id(0), "1");
     assert!((0..back.table.len()).any(|r| back.table.id(r) == "r3"));
-    assert_eq!(back.clone().encode(), bytes);
     let spec = spec();
     let p = back.prepared.as_ref().expect("prepared");
     let duration = slo_core::evaluate::Duration::known(60.0, "test");
@@ -110,6 +122,58 @@ fn a_batch_comes_back_from_its_bytes_unchanged() {
         evaluate(&back.table, p, &spec, &duration),
         report(&back.table, &spec, &duration)
     );
+}
+
+#[test]
+fn every_bit_of_a_column_travels() {
+    // Values that a copy through text or JSON would change: -0, infinities, a NaN with a
+    // payload, the largest and smallest numbers.
+    let mut batch = Batch::load(
+        &[fixture("worked_example.csv")],
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    );
+    let odd = [
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::from_bits(0x7ff8_0000_0000_0001),
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        5e-324,
+    ];
+    batch.table.ttft_ms[..odd.len()].copy_from_slice(&odd);
+    let back = Batch::from_parts(batch.into_parts()).expect("from_parts");
+    let bits: Vec<u64> = back.table.ttft_ms.iter().map(|v| v.to_bits()).collect();
+    assert_eq!(
+        bits[..odd.len()],
+        odd.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn columns_of_absent_cells_and_empty_gap_columns_travel() {
+    // No ITL lists: the preparation's gap columns are empty, the table's gaps too; no queue
+    // times or timestamps: those columns are all NaN.
+    let batch = Batch::load(
+        &[fixture("worked_example.csv")],
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    );
+    let p = batch.prepared.as_ref().expect("prepared");
+    assert!(p.itl_stat_ms.is_empty() && p.max_gap_ms.is_empty());
+    assert!(batch.table.start_s.iter().all(|v| v.is_nan()));
+    let back = round_trip(batch);
+    let p = back.prepared.as_ref().expect("prepared");
+    assert!(p.itl_stat_ms.is_empty() && p.max_gap_ms.is_empty());
+    assert_eq!(back.table.start_s.len(), 10);
+    assert!(back.table.start_s.iter().all(|v| v.is_nan()));
+    assert!(back.table.itl.gaps_ms.is_empty());
+    // A batch of nothing at all.
+    let empty = round_trip(Batch::default());
+    assert!(empty.table.is_empty() && empty.prepared.is_none());
 }
 
 #[test]
@@ -130,7 +194,7 @@ fn saved_reports_are_set_aside_and_an_invalid_spec_prepares_nothing() {
     assert_eq!(batch.files.len(), 1);
     assert_eq!(batch.table.len(), 10);
     assert!(batch.prepared.is_none());
-    let back = Batch::decode(&batch.clone().encode()).unwrap();
+    let back = round_trip(batch.clone());
     assert_eq!(back.saved, batch.saved);
     assert!(back.prepared.is_none());
 }
@@ -203,29 +267,153 @@ fn progress_rises_from_parsing_to_done() {
     assert!(seen.iter().any(|s| s.0.starts_with("Grouping")));
 }
 
+/// Whatever `parts` hold, putting them together returns: an error, or a batch consistent enough
+/// to evaluate with its own preparation (as the page does) and afresh.
+fn survives(parts: Parts) -> Result<(), String> {
+    let batch = Batch::from_parts(parts)?;
+    let spec = spec();
+    let duration = slo_core::evaluate::Duration::known(60.0, "test");
+    if let Some(p) = &batch.prepared {
+        let _ = evaluate(&batch.table, p, &spec, &duration);
+    }
+    let _ = report(&batch.table, &spec, &duration);
+    Ok(())
+}
+
+#[test]
+fn missing_extra_or_mistyped_columns_give_an_error() {
+    let parts = load().into_parts();
+    let n = parts.columns.len();
+    assert!(n >= 8, "{n} columns apart");
+    assert!(survives(parts.clone()).is_ok());
+    let check = |name: &str, change: &dyn Fn(&mut Parts)| {
+        let mut p = parts.clone();
+        change(&mut p);
+        assert!(survives(p).is_err(), "{name}");
+    };
+    check("no columns", &|p| p.columns.clear());
+    check("the last missing", &|p| {
+        p.columns.pop();
+    });
+    check("the first missing", &|p| {
+        p.columns.remove(0);
+    });
+    check("one too many", &|p| p.columns.push(Column::F64(vec![1.0])));
+    check("an empty one too many", &|p| {
+        p.columns.push(Column::U32(Vec::new()))
+    });
+    for k in 0..n {
+        check(
+            &format!("column {k} one value short"),
+            &|p| match &mut p.columns[k] {
+                Column::F64(v) => drop(v.pop()),
+                Column::U32(v) => drop(v.pop()),
+            },
+        );
+        check(
+            &format!("column {k} one value long"),
+            &|p| match &mut p.columns[k] {
+                Column::F64(v) => v.push(0.0),
+                Column::U32(v) => v.push(0),
+            },
+        );
+        check(&format!("column {k} of the other type"), &|p| {
+            let swapped = match &p.columns[k] {
+                Column::F64(v) => Column::U32(vec![0; v.len()]),
+                Column::U32(v) => Column::F64(vec![0.0; v.len()]),
+            };
+            p.columns[k] = swapped;
+        });
+    }
+    check("no header", &|p| p.header.clear());
+    check("a header of version 1", &|p| {
+        p.header[..21].copy_from_slice(b"SLO-WORKBENCH-BATCH-1");
+    });
+    check("a byte after the header", &|p| p.header.push(0));
+    // Label codes past their dictionary are refused, not looked up.
+    let labels = load();
+    let codes = labels.table.labels[0].codes.clone();
+    let mut p = labels.into_parts();
+    let at = p
+        .columns
+        .iter()
+        .position(|c| matches!(c, Column::U32(v) if *v == codes))
+        .expect("the label column apart");
+    p.columns[at] = Column::U32(vec![7; codes.len()]);
+    assert!(survives(p).is_err());
+}
+
 #[test]
 fn damaged_bytes_give_an_error_never_a_panic() {
-    let bytes = load().encode();
+    let bytes = load().into_parts().to_bytes();
     // About 400 cuts and 400 flips spread over the buffer (header, JSON and columns).
     let step = (bytes.len() / 400).max(1);
     for cut in (0..bytes.len()).step_by(step) {
-        assert!(Batch::decode(&bytes[..cut]).is_err(), "cut at {cut}");
+        assert!(Parts::from_bytes(&bytes[..cut]).is_err(), "cut at {cut}");
     }
     let mut extra = bytes.clone();
     extra.push(0);
-    assert!(Batch::decode(&extra).is_err());
-    // Flip bytes through the whole buffer: each decode returns, Ok or Err, and an Ok batch is
+    assert!(Parts::from_bytes(&extra).is_err());
+    // Flip bytes through the whole buffer: each read returns, Ok or Err, and an Ok batch is
     // consistent enough to evaluate.
-    let spec = spec();
-    let duration = slo_core::evaluate::Duration::known(60.0, "test");
     for k in (0..bytes.len()).step_by(step) {
         let mut b = bytes.clone();
         b[k] ^= 0xA5;
-        if let Ok(batch) = Batch::decode(&b) {
-            let _ = report(&batch.table, &spec, &duration);
+        if let Ok(parts) = Parts::from_bytes(&b) {
+            let _ = survives(parts);
         }
     }
-    assert!(Batch::decode(b"not a batch").is_err());
+    // Cuts and flips of the header alone, with the right columns.
+    let parts = load().into_parts();
+    let step = (parts.header.len() / 400).max(1);
+    for k in (0..parts.header.len()).step_by(step) {
+        let mut cut = parts.clone();
+        cut.header.truncate(k);
+        assert!(survives(cut).is_err(), "header cut at {k}");
+    }
+    for k in (0..parts.header.len()).step_by(step) {
+        let mut flipped = parts.clone();
+        flipped.header[k] ^= 0xA5;
+        let _ = survives(flipped);
+    }
+    assert!(Parts::from_bytes(b"not a batch").is_err());
+    assert!(Batch::from_parts(Parts {
+        header: b"not a batch".to_vec(),
+        columns: Vec::new(),
+    })
+    .is_err());
+}
+
+/// The fuzz target `transfer` starts from these batches (`fuzz/seeds/transfer`, in the form of
+/// `Parts::to_bytes`), so they must be of this version: a seed the target cannot read tests
+/// nothing. `SLO_WRITE_SEEDS=1 cargo test -p slo-core --test transfer seeds` writes them afresh.
+#[test]
+fn the_fuzz_seeds_are_batches_of_this_version() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/transfer");
+    let rich = vec![("rich.csv".to_string(), RICH.as_bytes().to_vec())];
+    let options = IngestOptions::default();
+    let seeds = [
+        ("rich.batch", &rich, Some(spec())),
+        ("rich_unprepared.batch", &rich, None),
+        (
+            "worked_example.batch",
+            &vec![fixture("worked_example.csv")],
+            Some(spec()),
+        ),
+    ];
+    for (name, sources, spec) in seeds {
+        let path = dir.join(name);
+        if std::env::var_os("SLO_WRITE_SEEDS").is_some() {
+            let batch = Batch::load(sources, &options, spec.as_ref(), &mut |_, _| {});
+            std::fs::write(&path, batch.into_parts().to_bytes()).expect("seed written");
+        }
+        let seed = std::fs::read(&path).expect("seed");
+        let batch = Parts::from_bytes(&seed).and_then(Batch::from_parts);
+        assert!(
+            batch.is_ok_and(|b| b.prepared.is_some() == spec.is_some()),
+            "{name} is not a batch of this version: SLO_WRITE_SEEDS=1 cargo test -p slo-core --test transfer seeds"
+        );
+    }
 }
 
 #[test]
@@ -297,7 +485,7 @@ fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
         &mut |_, _| {},
     );
     let table = batch.table.clone();
-    let back = Batch::decode(&batch.encode()).expect("decode");
+    let back = Batch::from_parts(batch.into_parts()).expect("from_parts");
     assert!(back.prepared.is_none());
     let duration = slo_core::evaluate::Duration::known(60.0, "test");
     let on_page = report(&back.table, &spec(), &duration);
