@@ -1,5 +1,15 @@
 // Page objects: one per view. Tests read the page through these, by data-testid.
 
+/**
+ * Scrolls chart `id` into view, as a reader would (a chart is drawn only once it is in view or
+ * about to be: src/chart.rs), and waits until plotly has drawn it.
+ */
+export async function chartDrawn(page, id) {
+  await page.getByTestId(id).scrollIntoViewIfNeeded();
+  await page.locator(`#${id} svg.main-svg`).first().waitFor({ timeout: 10000 });
+  return true;
+}
+
 export class DataPage {
   constructor(page) {
     this.page = page;
@@ -42,9 +52,8 @@ export class ReportPage {
   failingRows() {
     return this.page.getByTestId("failing-row").allInnerTexts();
   }
-  async chartDrawn(id) {
-    await this.page.locator(`#${id} svg.main-svg`).first().waitFor({ timeout: 10000 });
-    return true;
+  chartDrawn(id) {
+    return chartDrawn(this.page, id);
   }
 }
 
@@ -122,9 +131,8 @@ export class SweepPage {
     await this.page.getByTestId("sweep-peak").fill(String(peakRps));
     await this.page.getByTestId("sweep-gpus-per-replica").fill(String(gpusPerReplica));
   }
-  async chartDrawn(id) {
-    await this.page.locator(`#${id} svg.main-svg`).first().waitFor({ timeout: 10000 });
-    return true;
+  chartDrawn(id) {
+    return chartDrawn(this.page, id);
   }
 }
 
@@ -158,8 +166,7 @@ export class ProductionPage {
   fractions(indicator) {
     return this.page.getByTestId(`prod-fraction-${indicator}`).allInnerTexts();
   }
-  async chartDrawn(id) {
-    await this.page.locator(`#${id} svg.main-svg`).first().waitFor({ timeout: 10000 });
-    return true;
+  chartDrawn(id) {
+    return chartDrawn(this.page, id);
   }
 }
