@@ -155,7 +155,7 @@ fn every_bit_of_a_column_travels() {
 #[test]
 fn columns_of_absent_cells_and_empty_gap_columns_travel() {
     // No ITL lists: the preparation's gap columns are empty, the table's gaps too; no queue
-    // times or timestamps: those columns are all NaN.
+    // times or timestamps: those columns are empty (`RequestTable`: no request has a value).
     let batch = Batch::load(
         &[fixture("worked_example.csv")],
         &IngestOptions::default(),
@@ -164,12 +164,19 @@ fn columns_of_absent_cells_and_empty_gap_columns_travel() {
     );
     let p = batch.prepared.as_ref().expect("prepared");
     assert!(p.itl_stat_ms.is_empty() && p.max_gap_ms.is_empty());
-    assert!(batch.table.start_s.iter().all(|v| v.is_nan()));
+    let t = &batch.table;
+    assert_eq!((t.len(), t.queue_ms.len(), t.start_s.len()), (10, 0, 0));
+    assert_eq!(t.itl.offsets, [0]);
+    // A value column neither empty nor one value per request is refused.
+    let mut bad = batch.clone();
+    bad.table.queue_ms = vec![1.0; 3];
+    assert!(Batch::from_parts(bad.into_parts()).is_err());
     let back = round_trip(batch);
     let p = back.prepared.as_ref().expect("prepared");
     assert!(p.itl_stat_ms.is_empty() && p.max_gap_ms.is_empty());
-    assert_eq!(back.table.start_s.len(), 10);
-    assert!(back.table.start_s.iter().all(|v| v.is_nan()));
+    let t = &back.table;
+    assert_eq!((t.len(), t.queue_ms.len(), t.start_s.len()), (10, 0, 0));
+    assert_eq!(t.itl.offsets, [0]);
     assert!(back.table.itl.gaps_ms.is_empty());
     // A batch of nothing at all.
     let empty = round_trip(Batch::default());
@@ -490,26 +497,4 @@ fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
     let duration = slo_core::evaluate::Duration::known(60.0, "test");
     let on_page = report(&back.table, &spec(), &duration);
     assert_eq!(on_page, report(&table, &spec(), &duration));
-}
-
-#[test]
-fn a_log_without_queue_times_or_gaps_travels_without_those_columns() {
-    let batch = Batch::load(
-        &[fixture("worked_example.csv")],
-        &IngestOptions::default(),
-        Some(&spec()),
-        &mut |_, _| {},
-    );
-    let t = &batch.table;
-    assert_eq!((t.len(), t.queue_ms.len(), t.start_s.len()), (10, 0, 0));
-    assert_eq!(t.itl.offsets, [0]);
-    let back = Batch::decode(&batch.clone().encode()).expect("decode");
-    assert_eq!(
-        serde_json::to_string(&back).unwrap(),
-        serde_json::to_string(&batch).unwrap()
-    );
-    // A value column neither empty nor one value per request is refused.
-    let mut bad = batch;
-    bad.table.queue_ms = vec![1.0; 3];
-    assert!(Batch::decode(&bad.encode()).is_err());
 }
