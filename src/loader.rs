@@ -10,9 +10,9 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
-use js_sys::{Array, Float64Array, Object, Reflect, Uint32Array, Uint8Array};
+use js_sys::{Array, Object, Reflect, Uint8Array};
 use leptos::prelude::*;
-use slo_core::transfer::{Batch, Column, Parts};
+use slo_core::transfer::Batch;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen_futures::JsFuture;
@@ -271,7 +271,7 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone, sources: &[Sour
         })),
         Some("done") => {
             stop_worker();
-            let parts = parts_of(&data);
+            let parts = crate::worker::parts_from_js(&data);
             state.loading.set(Some(Progress {
                 phase: "Showing the report".to_string(),
                 fraction: 1.0,
@@ -324,31 +324,6 @@ fn on_message(state: AppState, data: JsValue, done: &SharedDone, sources: &[Sour
             failed(state, format!("loading failed: {message}"));
         }
     }
-}
-
-/// The parts of a worker's "done" message (www/worker.js), each column copied once, straight
-/// into wasm memory. Anything but a `Uint8Array` header and typed-array columns is an error.
-fn parts_of(data: &JsValue) -> Result<Parts, String> {
-    let header = get(data, "header")
-        .dyn_into::<Uint8Array>()
-        .map_err(|_| "the header is missing".to_string())?
-        .to_vec();
-    let columns = get(data, "columns")
-        .dyn_into::<Array>()
-        .map_err(|_| "the columns are missing".to_string())?
-        .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            if let Some(f) = c.dyn_ref::<Float64Array>() {
-                Ok(Column::F64(f.to_vec()))
-            } else if let Some(u) = c.dyn_ref::<Uint32Array>() {
-                Ok(Column::U32(u.to_vec()))
-            } else {
-                Err(format!("column {k} is not a Float64Array or a Uint32Array"))
-            }
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Parts { header, columns })
 }
 
 fn failed(state: AppState, detail: String) {

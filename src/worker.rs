@@ -1,10 +1,13 @@
-//! The loader thread's entry point: www/worker.js calls [`worker_load`] with the bytes of every
-//! source. The page's side is `loader.rs`; what is computed is `slo_core::transfer::Batch::load`.
+//! The loader thread's entry points: www/worker.js calls [`worker_load`] with the bytes of every
+//! source, and, in a second worker it starts for one large CSV, [`worker_part`] for the second
+//! half of the rows. The page's side is `loader.rs`; what is computed is
+//! `slo_core::transfer::Batch::load` (or `load_first_part` and `load_given` when two workers
+//! share the file).
 
-use js_sys::{Array, Float64Array, Function, Uint32Array, Uint8Array};
-use slo_core::ingest::IngestOptions;
+use js_sys::{Array, Float64Array, Function, Object, Reflect, Uint32Array, Uint8Array};
+use slo_core::ingest::{self, IngestOptions, Part};
 use slo_core::spec::Spec;
-use slo_core::transfer::{Batch, Column};
+use slo_core::transfer::{Batch, Column, Parts};
 use wasm_bindgen::prelude::*;
 
 /// True when this wasm runs in a worker rather than in the page.
@@ -12,17 +15,33 @@ pub fn in_worker() -> bool {
     web_sys::window().is_none()
 }
 
-/// A load parsed in the worker, waiting for the SHA-256 digests the browser computes beside it.
+/// A load in the worker: parsed (waiting for the SHA-256 digests the browser computes beside
+/// it), or with only its first part read (waiting for the other worker's part as well).
 #[wasm_bindgen]
 pub struct PendingLoad {
-    batch: Batch,
+    state: State,
     sources: Vec<(String, Vec<u8>)>,
+    options: IngestOptions,
+    spec: Option<Spec>,
+}
+
+enum State {
+    Loaded(Box<Batch>),
+    /// Part 0 of `of` of the one source, read here.
+    FirstPart {
+        first: Box<Part>,
+        of: usize,
+    },
 }
 
 /// Parses `buffers` (one `Uint8Array` per name), combines them and prepares the result for
 /// `spec_json`. `progress(phase, fraction)` is called as it goes. An unreadable spec only means
 /// nothing is prepared (the page prepares it when it can). With `sha256_elsewhere` in the options
 /// the files' digests are left to [`PendingLoad::finish`].
+///
+/// With `parts` of 2 or more, another worker reads the rest of a single large CSV: only this
+/// worker's part is read now ([`PendingLoad::waiting`]), and [`PendingLoad::join`] takes the
+/// other's. A load that is not read in parts is read whole at once, whatever `parts` says.
 #[wasm_bindgen]
 pub fn worker_load(
     names: Array,
@@ -30,9 +49,9 @@ pub fn worker_load(
     options_json: &str,
     spec_json: &str,
     progress: &Function,
+    parts: usize,
 ) -> Result<PendingLoad, JsValue> {
-    let options: IngestOptions = serde_json::from_str(options_json)
-        .map_err(|e| JsValue::from_str(&format!("load options: {e}")))?;
+    let options = options_from(options_json)?;
     let spec = Spec::from_json(spec_json).ok();
     let sources: Vec<(String, Vec<u8>)> = names
         .iter()
@@ -44,35 +63,173 @@ pub fn worker_load(
             )
         })
         .collect();
-    let batch = Batch::load(&sources, &options, spec.as_ref(), &mut |phase, fraction| {
+    let mut report = |phase: &str, fraction: f64| {
         let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
-    });
-    Ok(PendingLoad { batch, sources })
+    };
+    let first = (parts >= 2)
+        .then(|| Batch::load_first_part(&sources, &options, parts, &mut report))
+        .flatten();
+    let state = match first {
+        Some(first) => State::FirstPart {
+            first: Box::new(first),
+            of: parts,
+        },
+        None => State::Loaded(Box::new(Batch::load(
+            &sources,
+            &options,
+            spec.as_ref(),
+            &mut report,
+        ))),
+    };
+    Ok(PendingLoad {
+        state,
+        sources,
+        options,
+        spec,
+    })
+}
+
+/// Part `index` of `of` of one file's rows (`slo_core::ingest::part_of`), for the worker that
+/// loads the file: `{header, columns}` as [`PendingLoad::finish`] gives a batch
+/// (`Batch::part_into_parts`), or null when the file is not read in parts.
+#[wasm_bindgen]
+pub fn worker_part(
+    name: &str,
+    bytes: Uint8Array,
+    options_json: &str,
+    index: usize,
+    of: usize,
+) -> Result<JsValue, JsValue> {
+    let options = options_from(options_json)?;
+    let bytes = bytes.to_vec();
+    Ok(
+        match ingest::part_of(name, &bytes, &options, index, of, &mut |_| {}) {
+            Some(part) => {
+                drop(bytes);
+                parts_to_js(Batch::part_into_parts(part)).into()
+            }
+            None => JsValue::NULL,
+        },
+    )
 }
 
 #[wasm_bindgen]
 impl PendingLoad {
-    /// The batch taken apart (`Batch::into_parts`), with `digests` (per source: the lower-case
-    /// hex SHA-256, or null where the browser could not compute it; those are computed here):
-    /// an array of the header (a `Uint8Array`), then each large column in order as a
-    /// `Float64Array` or a `Uint32Array`. Each is its own buffer, so that worker.js can transfer
+    /// True while the other workers' parts are still to be joined ([`PendingLoad::join`]).
+    pub fn waiting(&self) -> bool {
+        matches!(self.state, State::FirstPart { .. })
+    }
+
+    /// Finishes a load read in parts with part 1 as the other worker sent it (`{header,
+    /// columns}` from [`worker_part`]), or null when that worker failed or had nothing: what is
+    /// missing is read here. Then combines and prepares, as [`worker_load`] does.
+    pub fn join(&mut self, other: JsValue, progress: &Function) {
+        let State::FirstPart { first, of } =
+            std::mem::replace(&mut self.state, State::Loaded(Box::default()))
+        else {
+            return;
+        };
+        let second = match parts_from_js(&other).and_then(Batch::part_from_parts) {
+            Ok(part) => Some(part),
+            Err(e) => {
+                if !other.is_null() {
+                    web_sys::console::warn_1(
+                        &format!(
+                            "the second loader's part could not be read ({e}); reading it here"
+                        )
+                        .into(),
+                    );
+                }
+                None
+            }
+        };
+        if second.is_some() {
+            // Said on the progress bar (and seen by the browser test of a large load).
+            let name = self.sources.first().map_or("", |(name, _)| name.as_str());
+            let phase = format!("Joining the halves of {name}");
+            let _ = progress.call2(&JsValue::NULL, &phase.into(), &JsValue::from(0.0));
+        }
+        let mut given: Vec<Option<Part>> = vec![Some(*first), second];
+        given.resize_with(of, || None);
+        self.state = State::Loaded(Box::new(Batch::load_given(
+            &self.sources,
+            &self.options,
+            self.spec.as_ref(),
+            Some(given),
+            &mut |phase, fraction| {
+                let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
+            },
+        )));
+    }
+
+    /// The batch taken apart (`Batch::into_parts`) as `{header, columns}`, with `digests` (per
+    /// source: the lower-case hex SHA-256, or null where the browser could not compute it; those
+    /// are computed here). The header is a `Uint8Array`, each large column in order a
+    /// `Float64Array` or a `Uint32Array`, each its own buffer, so that worker.js can transfer
     /// them to the page and the page copies each straight into its wasm memory.
-    pub fn finish(self, digests: Array) -> Array {
-        let PendingLoad { mut batch, sources } = self;
+    pub fn finish(mut self, digests: Array) -> Object {
+        if self.waiting() {
+            self.join(JsValue::NULL, &Function::new_no_args(""));
+        }
+        let PendingLoad { state, sources, .. } = self;
+        let State::Loaded(batch) = state else {
+            return Object::new();
+        };
+        let mut batch = *batch;
         let digests: Vec<Option<String>> = digests.iter().map(|d| d.as_string()).collect();
         batch.fill_sha256(&sources, &digests);
         // The sources are no longer needed: free them before the columns are copied out.
         drop(sources);
-        let parts = batch.into_parts();
-        let out = Array::new();
-        out.push(&Uint8Array::from(parts.header.as_slice()));
-        // Each column is freed once copied, so that wasm memory can reuse it for the next.
-        for column in parts.columns {
-            match column {
-                Column::F64(v) => out.push(&Float64Array::from(v.as_slice())),
-                Column::U32(v) => out.push(&Uint32Array::from(v.as_slice())),
-            };
-        }
-        out
+        parts_to_js(batch.into_parts())
     }
+}
+
+fn options_from(json: &str) -> Result<IngestOptions, JsValue> {
+    serde_json::from_str(json).map_err(|e| JsValue::from_str(&format!("load options: {e}")))
+}
+
+/// `{header, columns}`: the header as a `Uint8Array`, each column as a typed array of its own.
+fn parts_to_js(parts: Parts) -> Object {
+    let columns = Array::new();
+    // Each column is freed once copied, so that wasm memory can reuse it for the next.
+    for column in parts.columns {
+        match column {
+            Column::F64(v) => columns.push(&Float64Array::from(v.as_slice())),
+            Column::U32(v) => columns.push(&Uint32Array::from(v.as_slice())),
+        };
+    }
+    let out = Object::new();
+    let _ = Reflect::set(
+        &out,
+        &"header".into(),
+        &Uint8Array::from(parts.header.as_slice()),
+    );
+    let _ = Reflect::set(&out, &"columns".into(), &columns);
+    out
+}
+
+/// The parts in `{header, columns}` ([`parts_to_js`]'s form), each column copied once, straight
+/// into wasm memory. Anything but a `Uint8Array` header and typed-array columns is an error.
+pub fn parts_from_js(data: &JsValue) -> Result<Parts, String> {
+    let get = |key: &str| Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED);
+    let header = get("header")
+        .dyn_into::<Uint8Array>()
+        .map_err(|_| "the header is missing".to_string())?
+        .to_vec();
+    let columns = get("columns")
+        .dyn_into::<Array>()
+        .map_err(|_| "the columns are missing".to_string())?
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            if let Some(f) = c.dyn_ref::<Float64Array>() {
+                Ok(Column::F64(f.to_vec()))
+            } else if let Some(u) = c.dyn_ref::<Uint32Array>() {
+                Ok(Column::U32(u.to_vec()))
+            } else {
+                Err(format!("column {k} is not a Float64Array or a Uint32Array"))
+            }
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Parts { header, columns })
 }

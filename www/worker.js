@@ -7,6 +7,14 @@
 // the wasm parses, several times faster than in wasm; where Web Crypto is missing (a page served
 // over plain http) or fails, the wasm computes them.
 //
+// One large file (PART_FROM bytes or more) is read by two workers at once: this one starts a
+// second worker of its own (the same script) and sends it {part: {index: 1, of: 2}, source,
+// options}. The second reads the file, parses the second half of its rows (worker_part) and
+// answers {header, columns} (or {header: null} when the file is not read in parts: not a CSV,
+// quotes, a saved report), then closes. This worker parses the first half meanwhile, then joins
+// the two (PendingLoad.join: exactly what one worker would have read; whatever the second
+// could not give is read here). Terminating this worker terminates the second too.
+//
 // Messages to the page:
 //   {kind: "progress", phase: "Reading a.csv", fraction: 0.1}
 //   {kind: "done", header: Uint8Array, columns: [Float64Array | Uint32Array, ...]}
@@ -14,13 +22,15 @@
 //       small, each large column is its own typed array, in order. All of their buffers are
 //       transferred, not copied: the page copies each column once, straight into its wasm memory.
 //   {kind: "error", message: "..."}
-import init, { worker_load } from "./slo-workbench.js";
+import init, { worker_load, worker_part } from "./slo-workbench.js";
 
 const ready = init({ module_or_path: new URL("./slo-workbench_bg.wasm", import.meta.url) });
 
 // Reading is quick next to parsing: it gets the first fifth of the bar.
 const READ_SHARE = 0.2;
 const CHUNK = 8 * 1024 * 1024;
+// A file this large is read by two workers.
+const PART_FROM = 4 * 1024 * 1024;
 
 const subtle = self.crypto && self.crypto.subtle;
 
@@ -46,10 +56,51 @@ async function readFile(file, before, total) {
   return bytes;
 }
 
+/**
+ * Starts the second worker on part 1 of 2 of `source`; its answer (`{header, columns}`, or null
+ * for none) is the promise `part`. Null where no worker can be started here.
+ */
+function startSecond(source, options) {
+  let worker;
+  try {
+    worker = new Worker(new URL(import.meta.url), { type: "module" });
+  } catch {
+    return null;
+  }
+  const part = new Promise((resolve) => {
+    worker.onmessage = (event) => resolve(event.data.header ? event.data : null);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      resolve(null);
+    };
+  });
+  worker.postMessage({ part: { index: 1, of: 2 }, source, options });
+  return { worker, part };
+}
+
+/** The second worker's work: one part of one file's rows, sent back, then closing. */
+async function readPart({ part, source, options }) {
+  let answer = { header: null };
+  try {
+    const bytes = source.file ? new Uint8Array(await source.file.arrayBuffer()) : source.bytes;
+    await ready;
+    answer = worker_part(source.name, bytes, options, part.index, part.of) || answer;
+  } catch (error) {
+    answer = { header: null, message: String(error) };
+  }
+  const buffers = answer.header ? [answer.header, ...answer.columns].map((a) => a.buffer) : [];
+  self.postMessage(answer, buffers);
+  self.close();
+}
+
 // Set before the wasm is ready, so the first message is never missed.
 self.onmessage = async (event) => {
+  if (event.data.part) return readPart(event.data);
+  let second = null;
   try {
     const { sources, options, spec } = event.data;
+    const size = (s) => (s.file ? s.file.size : s.bytes.length);
+    if (sources.length === 1 && size(sources[0]) >= PART_FROM) second = startSecond(sources[0], options);
     const total = Math.max(1, sources.reduce((sum, s) => sum + (s.file ? s.file.size : s.bytes.length), 0));
     const names = [];
     const buffers = [];
@@ -64,12 +115,19 @@ self.onmessage = async (event) => {
     }
     await ready;
     const withDigests = JSON.stringify({ ...JSON.parse(options), sha256_elsewhere: Boolean(subtle) });
-    const pending = worker_load(names, buffers, withDigests, spec, (phase, fraction) =>
-      progress(phase, READ_SHARE + (1 - READ_SHARE) * fraction),
-    );
-    const [header, ...columns] = pending.finish(await Promise.all(digests));
+    // The bar never goes back (joining the second worker's part starts its count again).
+    let shown = READ_SHARE;
+    const report = (phase, fraction) => {
+      shown = Math.max(shown, READ_SHARE + (1 - READ_SHARE) * fraction);
+      progress(phase, shown);
+    };
+    const pending = worker_load(names, buffers, withDigests, spec, report, second ? 2 : 1);
+    if (pending.waiting()) pending.join(await second.part, report);
+    if (second) second.worker.terminate();
+    const { header, columns } = pending.finish(await Promise.all(digests));
     self.postMessage({ kind: "done", header, columns }, [header, ...columns].map((a) => a.buffer));
   } catch (error) {
+    if (second) second.worker.terminate();
     self.postMessage({ kind: "error", message: String(error) });
   }
 };

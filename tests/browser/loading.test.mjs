@@ -68,7 +68,7 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
       const bar = document.querySelector("#load-bar");
       const label = document.querySelector('[data-testid="load-progress"] label');
       if (bar) window.__progress.push([label.textContent, Number(bar.getAttribute("value"))]);
-    }).observe(document.body, { childList: true, subtree: true, attributes: true });
+    }).observe(document.body, { childList: true, subtree: true, attributes: true, characterData: true });
   });
   await data.upload(bigFile);
   await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
@@ -83,14 +83,44 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   const parsing = seen.filter(([phase]) => phase.startsWith("Parsing big_log.csv"));
   assert.ok(parsing.some(([, v]) => v > 20 && v < 84), JSON.stringify(seen));
   assert.ok(seen.every(([, v], k) => k === 0 || v >= seen[k - 1][1]), JSON.stringify(seen));
-  assert.equal(workers.length, 1, "one worker per load");
-  assert.match(workers[0], /worker\.js$/);
+  // One loader per load; a file this large it reads with a second worker, whose half it joins.
+  assert.equal(workers.length, 2, JSON.stringify(workers));
+  assert.ok(workers.every((w) => /worker\.js$/.test(w)), JSON.stringify(workers));
+  assert.ok(seen.some(([phase]) => phase.startsWith("Joining the halves of big_log.csv")), JSON.stringify(seen));
   await data.open();
   assert.match(await data.notice().innerText(), /Loaded 400,000 requests from 1 file/);
   // The file's digest, computed by the browser beside the parse, is node's.
   const sha = crypto.createHash("sha256").update(fs.readFileSync(bigFile)).digest("hex");
   assert.equal(await page.getByTestId("files").locator("code").first().getAttribute("title"), sha);
   assert.deepEqual(outsideRequests(requests), []);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a large file the second worker cannot read in parts (quotes) is read whole by the first", async () => {
+  // The same log with one id quoted: the body is not cut at line ends, so the loader reads it all.
+  const quoted = path.join(path.dirname(bigFile), "quoted_log.csv");
+  fs.writeFileSync(quoted, fs.readFileSync(bigFile, "utf8").replace("\n0,", '\n"0",'));
+  const { page, context, errors } = await openPage(browser, server.url + "#data");
+  const data = new DataPage(page);
+  await data.open();
+  await page.evaluate(() => {
+    window.__phases = new Set();
+    new MutationObserver(() => {
+      const label = document.querySelector('[data-testid="load-progress"] label');
+      if (label) window.__phases.add(label.textContent);
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  await data.upload(quoted);
+  await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
+  await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  assert.equal(await report.text("attainment"), expected);
+  const phases = await page.evaluate(() => [...window.__phases]);
+  assert.ok(!phases.some((p) => p.startsWith("Joining")), JSON.stringify(phases));
+  await data.open();
+  assert.match(await data.notice().innerText(), /Loaded 400,000 requests from 1 file/);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::evaluate::{prepare, Prepared};
-use crate::ingest::{self, IngestOptions, Loaded};
+use crate::ingest::{self, IngestOptions, Loaded, Part};
 use crate::saved;
 use crate::spec::Spec;
 use crate::table::{Gaps, LabelColumn, RequestTable, Status};
@@ -58,6 +58,46 @@ impl Batch {
         spec: Option<&Spec>,
         progress: &mut dyn FnMut(&str, f64),
     ) -> Batch {
+        Batch::load_given(sources, options, spec, None, progress)
+    }
+
+    /// The first step of a load whose one file, a large CSV, is read by several workers that
+    /// share no memory (the app's loader reads the second half of a big file in a second
+    /// worker): part 0 of `of` of the rows (`ingest::part_of`), read here. `None` when the load
+    /// is not read in parts (several sources, a saved report, anything but a large CSV without
+    /// quotes): then [`Batch::load`] it.
+    pub fn load_first_part(
+        sources: &[(String, Vec<u8>)],
+        options: &IngestOptions,
+        of: usize,
+        progress: &mut dyn FnMut(&str, f64),
+    ) -> Option<Part> {
+        let [(name, bytes)] = sources else {
+            return None;
+        };
+        if saved_report(bytes).is_some() {
+            return None;
+        }
+        let phase = format!("Parsing {name}");
+        // This worker's part is about 1/of of the parse.
+        let share = PARSE_SHARE / of.max(1) as f64;
+        let part = ingest::part_of(name, bytes, options, 0, of, &mut |f| {
+            progress(&phase, share * f)
+        });
+        progress(&phase, share);
+        part
+    }
+
+    /// [`Batch::load`] with the parts of its one file read elsewhere: `given[k]` is part k of
+    /// the first source (see [`Batch::load_first_part`]; a part given as `None` is read here).
+    /// The same batch as [`Batch::load`], bit for bit.
+    pub fn load_given(
+        sources: &[(String, Vec<u8>)],
+        options: &IngestOptions,
+        spec: Option<&Spec>,
+        mut given: Option<Vec<Option<Part>>>,
+        progress: &mut dyn FnMut(&str, f64),
+    ) -> Batch {
         let total: usize = sources.iter().map(|(_, b)| b.len()).sum::<usize>().max(1);
         let mut done = 0usize;
         let mut batch = Batch::default();
@@ -67,18 +107,19 @@ impl Batch {
             let mut within = |f: f64| {
                 progress(&phase, PARSE_SHARE * (before + f * size) / total as f64);
             };
-            within(0.0);
+            // (A file whose parts were read elsewhere is well past its start: not said again.)
+            if given.is_none() {
+                within(0.0);
+            }
             done += bytes.len();
             if let Some(text) = saved_report(bytes) {
                 batch.saved.push((name.clone(), text.to_string()));
                 continue;
             }
-            batch.files.push(ingest::parse_with_progress(
-                name,
-                bytes,
-                options,
-                &mut within,
-            ));
+            batch.files.push(match given.take() {
+                Some(given) => ingest::parse_parts(name, bytes, options, given, &mut within),
+                None => ingest::parse_with_progress(name, bytes, options, &mut within),
+            });
         }
         batch.table = ingest::take_combined(&mut batch.files);
         if let Some(spec) = spec.filter(|s| s.validate().is_empty() && !batch.table.is_empty()) {
@@ -104,6 +145,38 @@ impl Batch {
                     digest.clone().unwrap_or_else(|| ingest::sha256_hex(bytes));
             }
         }
+    }
+
+    /// A part of a file's rows (`ingest::part_of`) taken apart for the trip to the worker that
+    /// loads the file, as a batch of one file (its bad rows) and the part's table; see
+    /// [`Batch::part_from_parts`].
+    pub fn part_into_parts(part: Part) -> Parts {
+        let file = Loaded {
+            errors: part.errors,
+            error_count: part.error_count,
+            ..Loaded::default()
+        };
+        let batch = Batch {
+            files: vec![file],
+            table: part.table,
+            ..Batch::default()
+        };
+        batch.into_parts()
+    }
+
+    /// The part [`Batch::part_into_parts`] took apart. Damaged parts give an error, not a panic.
+    pub fn part_from_parts(parts: Parts) -> Result<Part, String> {
+        let batch = Batch::from_parts(parts)?;
+        let file = batch
+            .files
+            .into_iter()
+            .next()
+            .ok_or("the part has no file")?;
+        Ok(Part {
+            table: batch.table,
+            errors: file.errors,
+            error_count: file.error_count,
+        })
     }
 
     /// Takes the batch apart for the trip to another thread: the large columns as they are in

@@ -498,3 +498,65 @@ fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
     let on_page = report(&back.table, &spec(), &duration);
     assert_eq!(on_page, report(&table, &spec(), &duration));
 }
+
+/// One large CSV read by two workers: this one reads part 0, the other part 1 and sends it over
+/// as parts; the load put together is the load read by one worker, bit for bit.
+#[test]
+fn a_load_read_by_two_workers_is_the_load_read_by_one() {
+    let mut text = String::from("class,input_tokens,ttft_ms,e2e_ms,output_tokens,status\n");
+    for i in 0..60_000u32 {
+        let class = ["chat", "code", "batch"][(i % 3) as usize];
+        let row = match i % 1_001 {
+            7 => "chat,abc,1,2,3,ok".to_string(),
+            _ => format!(
+                "{class},{},{}.5,{},{},ok",
+                100 + i % 3_000,
+                40 + i % 900,
+                2_000 + i % 7_000,
+                1 + i % 400
+            ),
+        };
+        text.push_str(&row);
+        text.push('\n');
+    }
+    let sources = vec![("big.csv".to_string(), text.into_bytes())];
+    let options = IngestOptions::default();
+    let spec = spec();
+    let one = Batch::load(&sources, &options, Some(&spec), &mut |_, _| {});
+
+    let mut last = 0.0;
+    let first = Batch::load_first_part(&sources, &options, 2, &mut |_, f| last = f);
+    let first = first.expect("a large CSV is read in parts");
+    assert_eq!(
+        last, 0.4,
+        "part 0 is half the parse, which is 0.8 of the load"
+    );
+    let (name, bytes) = &sources[0];
+    let second = ingest::part_of(name, bytes, &options, 1, 2, &mut |_| {}).expect("part 1");
+    let second = Batch::part_from_parts(Batch::part_into_parts(second)).expect("part back");
+    let given = Some(vec![Some(first), Some(second)]);
+    let two = Batch::load_given(&sources, &options, Some(&spec), given, &mut |_, _| {});
+    assert_eq!(two.table.len(), 60_000 - 60);
+    assert_eq!(two.files[0].error_count, 60);
+    assert_eq!(
+        serde_json::to_string(&two).unwrap(),
+        serde_json::to_string(&one).unwrap()
+    );
+
+    // Not read in parts: two sources, a saved report, a small file.
+    let two_files = [sources[0].clone(), fixture("worked_example.csv")];
+    let saved = r#"{"format": "slo-workbench-report", "version": 1}"#;
+    let not = [
+        two_files.to_vec(),
+        vec![("r.json".to_string(), saved.as_bytes().to_vec())],
+        vec![fixture("worked_example.csv")],
+    ];
+    for sources in not {
+        assert!(Batch::load_first_part(&sources, &options, 2, &mut |_, _| {}).is_none());
+    }
+    // A damaged part is an error.
+    let part = ingest::part_of(name, bytes, &options, 1, 2, &mut |_| {}).expect("part 1");
+    let mut parts = Batch::part_into_parts(part);
+    parts.columns.pop();
+    assert!(Batch::part_from_parts(parts).is_err());
+}
