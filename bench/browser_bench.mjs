@@ -10,7 +10,11 @@
 //   - from the input's `change` event (the browser has the file; Playwright's copy of the file
 //     into the browser is not counted, it is printed apart),
 //   - to the moment the report's `attainment` element shows a value (DOM updated),
-//   - and to the next painted frame after that.
+//   - and to the next painted frame after that;
+//   - the page's share apart: from the loader worker's result arriving on the page (its "done"
+//     message, www/worker.js) to the report shown and painted, and the long tasks in that time;
+//   - and the worker's hand-over: from its last progress message (the load parsed and prepared)
+//     to its result arriving on the page.
 // Long tasks come from a PerformanceObserver ('longtask'), registered before the app starts.
 // Memory: the renderer process's peak resident set (VmHWM in /proc, Linux) and the JS heap
 // (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
@@ -40,7 +44,22 @@ function parseArgs(argv) {
 
 /** Registered before any page script: long tasks and the two timestamps of a run. */
 function initScript() {
-  window.__bench = { longtasks: [], change: null, shown: null, painted: null, value: null };
+  window.__bench = { longtasks: [], change: null, progress: null, done: null, shown: null, painted: null, value: null };
+  // Every worker the app starts notes when its result arrives. This listener is added before
+  // the app's own handler, so it runs first: what follows is the page's work.
+  const NativeWorker = window.Worker;
+  if (NativeWorker) {
+    window.Worker = class extends NativeWorker {
+      constructor(...args) {
+        super(...args);
+        this.addEventListener("message", (e) => {
+          if (window.__bench.done !== null) return;
+          if (e.data?.kind === "progress") window.__bench.progress = performance.now();
+          if (e.data?.kind === "done") window.__bench.done = performance.now();
+        });
+      }
+    };
+  }
   try {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) window.__bench.longtasks.push({ start: e.startTime, duration: e.duration });
@@ -137,6 +156,10 @@ async function once(url, file) {
       handedOverMs: handedOver,
       toReportMs: b.shown - b.change,
       toPaintMs: b.painted - b.change,
+      handOverMs: b.done === null || b.progress === null ? null : b.done - b.progress,
+      pageMs: b.done === null ? null : b.shown - b.done,
+      pagePaintMs: b.done === null ? null : b.painted - b.done,
+      pageLongestTaskMs: b.done === null ? null : Math.max(0, ...after.filter((t) => t.start + t.duration >= b.done).map((t) => t.duration)),
       value: b.value,
       longestTaskMs: Math.max(0, ...after.map((t) => t.duration)),
       tasksOver200: after.filter((t) => t.duration > 200).length,
@@ -177,6 +200,8 @@ try {
     runs.push(r);
     console.log(
       `  run ${k + 1}: file→report ${r.toReportMs.toFixed(0)} ms (painted ${r.toPaintMs.toFixed(0)} ms), ` +
+        (r.pageMs === null ? "" : `of which the page ${r.pageMs.toFixed(0)} ms (painted ${r.pagePaintMs.toFixed(0)} ms), `) +
+        (r.handOverMs === null ? "" : `the worker's hand-over ${r.handOverMs.toFixed(0)} ms, `) +
         `long tasks [${r.taskDurationsMs.join(", ")}] ms, renderer peak ${r.rendererPeakMiB.toFixed(0)} MiB, ` +
         `attainment shown "${r.value}" (handing the file to the browser: ${r.handedOverMs} ms, not counted)`,
     );
@@ -191,6 +216,10 @@ const summary = {
   runs: runs.length,
   toReportMs: median(runs.map((r) => r.toReportMs)),
   toPaintMs: median(runs.map((r) => r.toPaintMs)),
+  handOverMs: runs.some((r) => r.handOverMs === null) ? null : median(runs.map((r) => r.handOverMs)),
+  pageMs: runs.some((r) => r.pageMs === null) ? null : median(runs.map((r) => r.pageMs)),
+  pagePaintMs: runs.some((r) => r.pagePaintMs === null) ? null : median(runs.map((r) => r.pagePaintMs)),
+  pageLongestTaskMs: runs.some((r) => r.pageLongestTaskMs === null) ? null : median(runs.map((r) => r.pageLongestTaskMs)),
   longestTaskMs: median(runs.map((r) => r.longestTaskMs)),
   tasksOver200: median(runs.map((r) => r.tasksOver200)),
   rendererPeakMiB: median(runs.map((r) => r.rendererPeakMiB)),
@@ -201,6 +230,15 @@ const summary = {
 };
 console.log();
 console.log(`file → report (median):        ${summary.toReportMs.toFixed(0)} ms (to the painted frame: ${summary.toPaintMs.toFixed(0)} ms)`);
+if (summary.pageMs !== null) {
+  console.log(
+    `the page's share (median):     ${summary.pageMs.toFixed(0)} ms from the worker's result to the report shown ` +
+      `(to the painted frame: ${summary.pagePaintMs.toFixed(0)} ms; longest task meanwhile ${summary.pageLongestTaskMs.toFixed(0)} ms)`,
+  );
+}
+if (summary.handOverMs !== null) {
+  console.log(`the worker's hand-over (median): ${summary.handOverMs.toFixed(0)} ms from its last progress message to its result on the page`);
+}
 console.log(
   `longest main-thread task:      ${summary.longestTaskMs.toFixed(0)} ms; tasks over 200 ms: ${summary.tasksOver200}` +
     (runs[0].longtaskError ? ` (long tasks not observed: ${runs[0].longtaskError})` : "") +
