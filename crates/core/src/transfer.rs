@@ -7,9 +7,10 @@
 //! take seconds to write and read. The large columns (the table's f64 and u32 columns, the
 //! preparation's per-request ones) therefore travel as they are in memory, each on its own, so
 //! that the app can move each as a typed array: one copy out of the worker's wasm memory and one
-//! into the page's, with no byte buffer to write and read in between (about 75 ms less on the
-//! page for a million requests than copying them through one buffer). Everything else
-//! (provenance, messages, per-cell statistics, ids, statuses) is a small header of bytes.
+//! into the page's, with no byte buffer to write and read in between. At a million requests that
+//! is about 50 ms less in the worker and 50 ms less on the page than one buffer of every column
+//! (docs/performance.md, fourth round). Everything else (provenance, messages, per-cell
+//! statistics, ids, statuses) is a small header of bytes.
 //!
 //! The parts are private to one build of the app (the worker and the page run the same wasm):
 //! the header has a version number but no promise of compatibility, and parts are never stored.
