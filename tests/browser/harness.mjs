@@ -88,7 +88,23 @@ export function outsideRequests(requests) {
   });
 }
 
+/**
+ * Scrolls every visible chart into view in turn and waits until plotly has drawn it, then goes
+ * back to the top. Charts are drawn only once in view (src/chart.rs) and a full-page screenshot
+ * does not scroll: without this it would show empty boxes below the fold.
+ */
+async function drawCharts(page) {
+  for (const chart of await page.locator(".chart").all()) {
+    if (!(await chart.isVisible())) continue;
+    await chart.scrollIntoViewIfNeeded();
+    await chart.locator("svg.main-svg").first().waitFor({ state: "attached", timeout: 10000 });
+  }
+  await page.evaluate(() => window.scrollTo(0, 0));
+}
+
+/** A full-page screenshot in test-output/, with every chart drawn as a reader scrolling sees it. */
 export async function screenshot(page, name) {
   fs.mkdirSync(outDir, { recursive: true });
+  await drawCharts(page);
   await page.screenshot({ path: path.join(outDir, `${name}.png`), fullPage: true });
 }
