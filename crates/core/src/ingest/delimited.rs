@@ -225,7 +225,11 @@ fn read(
         .as_bytes()
         .get(usize::try_from(start.byte()).unwrap_or(usize::MAX)..)
         .unwrap_or_default();
-    let plain = matches!(splitter, Splitter::Auto | Splitter::Plain { .. }) && is_plain(body);
+    // Parts exist only for a plain body (`part_of`): with all of them given, no need to look.
+    let all_given =
+        matches!(&parts, Parts::Given(g) if !g.is_empty() && g.iter().all(Option::is_some));
+    let plain =
+        all_given || matches!(splitter, Splitter::Auto | Splitter::Plain { .. }) && is_plain(body);
     let total = text.len().max(1) as f64;
     let at = start.byte() as f64;
     let mut body_progress = |f: f64| progress((at + f * body.len() as f64) / total);
@@ -447,18 +451,23 @@ impl Piece {
         }
     }
 
+    /// True when `part` was read with this layout's label columns.
+    fn fits(layout: &Layout, part: &Part) -> bool {
+        let names = part.table.labels.iter().map(|c| c.name.as_str());
+        names.eq(layout.labels.iter().map(|(_, name)| name.as_str()))
+    }
+
     /// The piece another reader read as `part`; `None` when its label columns are not the
     /// layout's (it was not read with this header).
     fn from_part(layout: &Layout, part: Part) -> Option<Piece> {
+        if !Piece::fits(layout, &part) {
+            return None;
+        }
         let Part {
             mut table,
             errors,
             error_count,
         } = part;
-        let names = table.labels.iter().map(|c| c.name.as_str());
-        if !names.eq(layout.labels.iter().map(|(_, name)| name.as_str())) {
-            return None;
-        }
         let labels = std::mem::take(&mut table.labels)
             .into_iter()
             .map(|column| (column, LabelIndex::default()))
@@ -748,6 +757,16 @@ fn read_plain(
     progress: &mut dyn FnMut(f64),
 ) -> Vec<Piece> {
     let pieces = plan.pieces.max(1);
+    // Every piece given (the app's two workers joining their halves): nothing to cut or count.
+    let fit = |part: &Option<Part>| part.as_ref().is_some_and(|p| Piece::fits(layout, p));
+    if plan.only.is_none() && plan.given.len() == pieces && plan.given.iter().all(fit) {
+        return plan
+            .given
+            .into_iter()
+            .flatten()
+            .filter_map(|part| Piece::from_part(layout, part))
+            .collect();
+    }
     // Cut after the first `\n` at or past each even share of the bytes. The cuts depend on
     // the body and the number of pieces only, so every reader of a part finds the same ones.
     let mut cuts = vec![0];
