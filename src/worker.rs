@@ -124,6 +124,36 @@ impl PendingLoad {
     /// columns}` from [`worker_part`]), or null when that worker failed or had nothing: what is
     /// missing is read here. Then combines and prepares, as [`worker_load`] does.
     pub fn join(&mut self, other: JsValue, progress: &Function) {
+        self.join_with(other, &mut |phase, fraction| {
+            let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
+        });
+    }
+
+    /// The batch taken apart (`Batch::into_parts`) as `{header, columns}`, with `digests` (per
+    /// source: the lower-case hex SHA-256, or null where the browser could not compute it; those
+    /// are computed here). The header is a `Uint8Array`, each large column in order a
+    /// `Float64Array` or a `Uint32Array`, each its own buffer, so that worker.js can transfer
+    /// them to the page and the page copies each straight into its wasm memory.
+    pub fn finish(mut self, digests: Array) -> Object {
+        if self.waiting() {
+            self.join_with(JsValue::NULL, &mut |_, _| {});
+        }
+        let PendingLoad { state, sources, .. } = self;
+        let State::Loaded(batch) = state else {
+            return Object::new();
+        };
+        let mut batch = *batch;
+        let digests: Vec<Option<String>> = digests.iter().map(|d| d.as_string()).collect();
+        batch.fill_sha256(&sources, &digests);
+        // The sources are no longer needed: free them before the columns are copied out.
+        drop(sources);
+        parts_to_js(batch.into_parts())
+    }
+}
+
+impl PendingLoad {
+    /// [`PendingLoad::join`], telling `progress(phase, fraction)` how far along the load is.
+    fn join_with(&mut self, other: JsValue, progress: &mut dyn FnMut(&str, f64)) {
         let State::FirstPart { first, of } =
             std::mem::replace(&mut self.state, State::Loaded(Box::default()))
         else {
@@ -146,8 +176,7 @@ impl PendingLoad {
         if second.is_some() {
             // Said on the progress bar (and seen by the browser test of a large load).
             let name = self.sources.first().map_or("", |(name, _)| name.as_str());
-            let phase = format!("Joining the halves of {name}");
-            let _ = progress.call2(&JsValue::NULL, &phase.into(), &JsValue::from(0.0));
+            progress(&format!("Joining the halves of {name}"), 0.0);
         }
         let mut given: Vec<Option<Part>> = vec![Some(*first), second];
         given.resize_with(of, || None);
@@ -156,31 +185,8 @@ impl PendingLoad {
             &self.options,
             self.spec.as_ref(),
             Some(given),
-            &mut |phase, fraction| {
-                let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
-            },
+            progress,
         )));
-    }
-
-    /// The batch taken apart (`Batch::into_parts`) as `{header, columns}`, with `digests` (per
-    /// source: the lower-case hex SHA-256, or null where the browser could not compute it; those
-    /// are computed here). The header is a `Uint8Array`, each large column in order a
-    /// `Float64Array` or a `Uint32Array`, each its own buffer, so that worker.js can transfer
-    /// them to the page and the page copies each straight into its wasm memory.
-    pub fn finish(mut self, digests: Array) -> Object {
-        if self.waiting() {
-            self.join(JsValue::NULL, &Function::new_no_args(""));
-        }
-        let PendingLoad { state, sources, .. } = self;
-        let State::Loaded(batch) = state else {
-            return Object::new();
-        };
-        let mut batch = *batch;
-        let digests: Vec<Option<String>> = digests.iter().map(|d| d.as_string()).collect();
-        batch.fill_sha256(&sources, &digests);
-        // The sources are no longer needed: free them before the columns are copied out.
-        drop(sources);
-        parts_to_js(batch.into_parts())
     }
 }
 
