@@ -173,6 +173,8 @@ enum Read {
     Part(Option<Box<Part>>),
 }
 
+/// Reads a CSV or TSV text: the header, then the rows under it the way `splitter` and `parts`
+/// say. Every way gives the same rows; a single part comes back as it was read.
 fn read(
     name: &str,
     text: &str,
