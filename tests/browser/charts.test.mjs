@@ -1,24 +1,14 @@
 // Charts are drawn when they come into view (src/chart.rs): the report's numbers first, a chart
 // below the fold once it is scrolled to, and every chart before the page is printed.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { serve, launch, openPage, outsideRequests, fixtures } from "./harness.mjs";
+import { useApp, openPage, outsideRequests, fixtures } from "./harness.mjs";
 import { DataPage, ReportPage } from "./pages.mjs";
 
 const worked = fs.readFileSync(path.join(fixtures, "worked_example.csv"), "utf8");
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 /** The worked example's report, scrolled to the top (1280 × 900 viewport). */
 async function workedReport(page) {
@@ -52,7 +42,7 @@ function reach(page) {
 }
 
 test("charts within reach are drawn at once, a chart below the fold once scrolled into view", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   // 1,000 px high: the failures chart is within reach, the CDFs are below the fold.
   await page.setViewportSize({ width: 1280, height: 1000 });
   const report = await workedReport(page);
@@ -88,7 +78,7 @@ test("charts within reach are drawn at once, a chart below the fold once scrolle
 });
 
 test("every chart is drawn before the page is printed", async () => {
-  const { page, context, errors } = await openPage(browser, server.url);
+  const { page, context, errors } = await openPage(app.browser, app.url);
   await workedReport(page);
   await settle(page);
   await settle(page);

@@ -1,24 +1,14 @@
 // The vertical slice, end to end: paste and upload the guide's worked example and read the
 // numbers a user would check, in a real browser, with no request leaving 127.0.0.1.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { serve, launch, openPage, outsideRequests, screenshot, fixtures } from "./harness.mjs";
+import { useApp, openPage, outsideRequests, screenshot, fixtures } from "./harness.mjs";
 import { DataPage, ReportPage } from "./pages.mjs";
 
 const worked = fs.readFileSync(path.join(fixtures, "worked_example.csv"), "utf8");
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 async function checkWorkedExample(page) {
   const report = new ReportPage(page);
@@ -44,7 +34,7 @@ async function checkWorkedExample(page) {
 }
 
 test("pasting the worked example gives 80 % joint and the guide's percentiles", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   const data = new DataPage(page);
   await data.open();
   await data.paste(worked);
@@ -56,7 +46,7 @@ test("pasting the worked example gives 80 % joint and the guide's percentiles", 
 });
 
 test("uploading the worked example file gives the same numbers", async () => {
-  const { page, context, requests } = await openPage(browser, server.url);
+  const { page, context, requests } = await openPage(app.browser, app.url);
   const data = new DataPage(page);
   await data.open();
   await data.upload(path.join(fixtures, "worked_example.csv"));
@@ -66,7 +56,7 @@ test("uploading the worked example file gives the same numbers", async () => {
 });
 
 test("bad input gives a located message and keeps the page working", async () => {
-  const { page, context } = await openPage(browser, server.url);
+  const { page, context } = await openPage(app.browser, app.url);
   const data = new DataPage(page);
   await data.open();
   await data.paste("");

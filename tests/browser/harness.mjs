@@ -4,6 +4,7 @@ import http from "node:http";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { before, after } from "node:test";
 import { chromium } from "playwright-core";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -64,6 +65,29 @@ export async function launch() {
       "--disable-sync",
     ],
   });
+}
+
+/**
+ * The app for one test file: serves dist/ and launches Chromium before its tests, closes both
+ * after them. `app.url` is the app's address, `app.browser` the browser to open pages in.
+ */
+export function useApp() {
+  const app = {
+    server: null,
+    browser: null,
+    get url() {
+      return app.server.url;
+    },
+  };
+  before(async () => {
+    app.server = await serve();
+    app.browser = await launch();
+  });
+  after(async () => {
+    await app.browser?.close();
+    await app.server?.close();
+  });
+  return app;
 }
 
 /** A new page that records every request and every console error. */

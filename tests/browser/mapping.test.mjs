@@ -1,20 +1,11 @@
 // The column-mapping step: unknown headers are mapped by the user, the file is re-read, and the
 // mapping is remembered for the next file.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { serve, launch, openPage, screenshot } from "./harness.mjs";
+import { useApp, openPage, screenshot } from "./harness.mjs";
 import { DataPage, ReportPage } from "./pages.mjs";
 
-let server;
-let browser;
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 // The worked example with headers the tool does not know; TTFT in seconds.
 const log = [
@@ -24,7 +15,7 @@ const log = [
 ].join("\n");
 
 test("map unknown columns with units, re-read, and the mapping is remembered", async () => {
-  const { page, context } = await openPage(browser, server.url + "#data");
+  const { page, context } = await openPage(app.browser, app.url + "#data");
   const data = new DataPage(page);
   await data.open();
   await data.paste(log);

@@ -2,29 +2,19 @@
 // (checked by hand from the fixtures), a window is the increase between two dumps with the
 // counter reset said, and request logs with timestamps give the error budget, the alerts and
 // the queue-vs-TTFT diagnosis.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { serve, launch, openPage, outsideRequests, screenshot, root } from "./harness.mjs";
+import { useApp, openPage, outsideRequests, screenshot, root } from "./harness.mjs";
 import { DataPage, ProductionPage } from "./pages.mjs";
 
 const prom = (name) =>
   fs.readFileSync(path.join(root, "crates/core/tests/fixtures/prometheus", name), "utf8");
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test("two replicas' dumps: merged fractions and percentiles", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   const prod = new ProductionPage(page);
   await prod.open();
   await prod.paste(0, prom("replica_a.prom"));
@@ -54,7 +44,7 @@ test("two replicas' dumps: merged fractions and percentiles", async () => {
 });
 
 test("a window between two dumps, with a counter reset", async () => {
-  const { page, context, errors } = await openPage(browser, server.url);
+  const { page, context, errors } = await openPage(app.browser, app.url);
   const prod = new ProductionPage(page);
   await prod.open();
   await prod.paste(0, prom("window_after.prom"));
@@ -82,7 +72,7 @@ function incidentLog() {
 }
 
 test("request logs: error budget, alerts and diagnosis", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   const data = new DataPage(page);
   await data.open();
   await data.paste(incidentLog());

@@ -1,25 +1,15 @@
 // The Data tab's reading options: the unit of times whose column names none, and a format chosen
 // instead of detected. Either change reads the loaded files again.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { serve, launch, openPage, fixtures } from "./harness.mjs";
+import { useApp, openPage, fixtures } from "./harness.mjs";
 import { DataPage, ReportPage } from "./pages.mjs";
 
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test("times in seconds under unit-less headers are read right once the default unit says so", async () => {
-  const { page, context, errors } = await openPage(browser, server.url + "#data");
+  const { page, context, errors } = await openPage(app.browser, app.url + "#data");
   const data = new DataPage(page);
   const report = new ReportPage(page);
   await data.open();
@@ -42,7 +32,7 @@ test("times in seconds under unit-less headers are read right once the default u
 });
 
 test("a chosen format overrides detection, and says what it made of the file", async () => {
-  const { page, context, errors } = await openPage(browser, server.url + "#data");
+  const { page, context, errors } = await openPage(app.browser, app.url + "#data");
   const data = new DataPage(page);
   await data.open();
   await data.paste("request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,200,700,11\n");

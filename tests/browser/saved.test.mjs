@@ -1,26 +1,16 @@
 // Saved reports reopen with the same numbers; comparing two runs finds the regressed cell.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import os from "node:os";
 import path from "node:path";
-import { serve, launch, openPage, outsideRequests, screenshot, root } from "./harness.mjs";
+import { useApp, openPage, outsideRequests, screenshot, root } from "./harness.mjs";
 import { DataPage, ReportPage, TargetsPage } from "./pages.mjs";
 
 const fixtures = path.join(root, "crates/core/tests/fixtures/compare");
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test("save a report, reload, open the file: the same numbers; compare finds the regression", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url + "#targets");
+  const { page, context, requests, errors } = await openPage(app.browser, app.url + "#targets");
   await new TargetsPage(page).open();
   await page.getByTestId("spec-import").setInputFiles(path.join(fixtures, "spec.json"));
   await page.getByText("Imported the spec").waitFor();

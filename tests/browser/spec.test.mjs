@@ -1,28 +1,18 @@
 // The spec: presets, edits that change the report at once, autosave across reloads, share links,
 // bad imports that change nothing, the document, and what the page may and may not load.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { serve, launch, openPage, outsideRequests, screenshot, fixtures } from "./harness.mjs";
+import { useApp, openPage, outsideRequests, screenshot, fixtures } from "./harness.mjs";
 import { DataPage, ReportPage, TargetsPage, DocumentPage } from "./pages.mjs";
 
 const worked = fs.readFileSync(path.join(fixtures, "worked_example.csv"), "utf8");
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test("a target change on the Targets tab changes the report; the spec survives a reload", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   await new DataPage(page).open();
   await new DataPage(page).paste(worked);
   const report = new ReportPage(page);
@@ -58,7 +48,7 @@ test("a target change on the Targets tab changes the report; the spec survives a
 });
 
 test("a share link opens the same spec in a fresh page; a bad import leaves the spec as it was", async () => {
-  const first = await openPage(browser, server.url + "#targets");
+  const first = await openPage(app.browser, app.url + "#targets");
   const targets = new TargetsPage(first.page);
   await targets.open();
   await first.page.getByTestId("preset-chat").click();
@@ -68,7 +58,7 @@ test("a share link opens the same spec in a fresh page; a bad import leaves the 
   assert.match(link, /#spec=/);
   await first.context.close();
 
-  const second = await openPage(browser, link);
+  const second = await openPage(app.browser, link);
   const t2 = new TargetsPage(second.page);
   await t2.open();
   assert.equal(await t2.value("spec-objective"), "99.5");
@@ -83,7 +73,7 @@ test("a share link opens the same spec in a fresh page; a bad import leaves the 
 });
 
 test("the Content-Security-Policy blocks a fetch to another origin", async () => {
-  const { page, context } = await openPage(browser, server.url);
+  const { page, context } = await openPage(app.browser, app.url);
   const result = await page.evaluate(async () => {
     try {
       await fetch("http://127.0.0.2:9/steal");
@@ -97,7 +87,7 @@ test("the Content-Security-Policy blocks a fetch to another origin", async () =>
 });
 
 test("a corrupt stored spec is kept aside and reported", async () => {
-  const { page, context } = await openPage(browser, server.url);
+  const { page, context } = await openPage(app.browser, app.url);
   await page.evaluate(() => localStorage.setItem("slo-workbench.spec.v1", "{not json"));
   await page.reload();
   await page.getByTestId("tab-targets").click();

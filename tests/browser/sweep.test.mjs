@@ -1,27 +1,17 @@
 // Load sweep: the sample sweep gives the capacity the core computes, a target change on the
 // Report tab moves it at once, a file without a rate asks for one, and nothing leaves 127.0.0.1.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { serve, launch, openPage, outsideRequests, screenshot, root } from "./harness.mjs";
+import { useApp, openPage, outsideRequests, screenshot, root } from "./harness.mjs";
 import { ReportPage, SweepPage } from "./pages.mjs";
 
 const sweepDir = path.join(root, "crates/core/tests/fixtures/sweep");
-let server;
-let browser;
-
-before(async () => {
-  server = await serve();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const app = useApp();
 
 test("the sample sweep: capacity, sentence, charts, provisioning, and a target change", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   const sweep = new SweepPage(page);
   await sweep.open();
   await sweep.loadSample();
@@ -77,7 +67,7 @@ test("the sample sweep: capacity, sentence, charts, provisioning, and a target c
 });
 
 test("a file without a rate asks for one, and the typed rate is used", async () => {
-  const { page, context, requests, errors } = await openPage(browser, server.url);
+  const { page, context, requests, errors } = await openPage(app.browser, app.url);
   const sweep = new SweepPage(page);
   await sweep.open();
   const json = fs

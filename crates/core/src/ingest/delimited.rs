@@ -1151,26 +1151,32 @@ mod tests {
         }
     }
 
+    /// A log of `rows` rows under the line `header` (ended by CRLF), row `i` being `row(i)`,
+    /// its lines ended by LF and CRLF by turns.
+    fn mixed_line_ends(header: &str, rows: u32, row: impl Fn(u32) -> String) -> String {
+        let mut text = format!("{header}\r\n");
+        for i in 0..rows {
+            text.push_str(&row(i));
+            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
+        }
+        text
+    }
+
     #[test]
     fn the_splitters_agree_across_their_blocks_of_rows() {
         // More rows than one call reads (PROGRESS_ROWS), with blank lines, CRLF, bad rows and a
         // label column, so that every splitter stops and resumes mid-file.
-        let mut text = String::from("ttft_ms,e2e_ms,class\r\n");
-        for i in 0..150_000u32 {
-            let row = match i % 997 {
-                0 => String::new(),
-                1 => "abc,5,chat".to_string(),
-                2 => "1,2".to_string(),
-                _ => format!(
-                    "{},{},{}",
-                    i % 700,
-                    700 + i % 300,
-                    ["chat", "code", ""][(i % 3) as usize]
-                ),
-            };
-            text.push_str(&row);
-            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
-        }
+        let text = mixed_line_ends("ttft_ms,e2e_ms,class", 150_000, |i| match i % 997 {
+            0 => String::new(),
+            1 => "abc,5,chat".to_string(),
+            2 => "1,2".to_string(),
+            _ => format!(
+                "{},{},{}",
+                i % 700,
+                700 + i % 300,
+                ["chat", "code", ""][(i % 3) as usize]
+            ),
+        });
         let ways = every_way(&text);
         let (_, want) = &ways[0];
         // Every bad row counted (the first 100 are listed), and the table's line column (in
@@ -1191,9 +1197,8 @@ mod tests {
     #[test]
     fn a_file_read_in_parts_is_the_file_read_at_once() {
         use crate::ingest::{parse_parts, parse_with_progress, part_of};
-        let mut text = String::from("ttft_ms,e2e_ms,class,tenant\r\n");
-        for i in 0..120_000u32 {
-            let row = match i % 997 {
+        let text = mixed_line_ends("ttft_ms,e2e_ms,class,tenant", 120_000, |i| {
+            match i % 997 {
                 0 => String::new(),
                 1 => "abc,5,chat,a".to_string(),
                 2 => "1,2".to_string(),
@@ -1206,10 +1211,8 @@ mod tests {
                     if i > 100_000 { "late" } else { "code" },
                     i % 50
                 ),
-            };
-            text.push_str(&row);
-            text.push_str(if i % 2 == 0 { "\n" } else { "\r\n" });
-        }
+            }
+        });
         let bytes = text.as_bytes();
         assert!(bytes.len() > PARALLEL_FROM);
         let options = IngestOptions::default();
