@@ -1,8 +1,9 @@
 //! Loading files without freezing the page: each load runs in its own Web Worker
 //! (www/worker.js, running this same wasm's `worker::worker_load`), which reads the files (one
 //! over 64 MB in chunks), parses them, combines them and prepares the grouping, and reports
-//! progress on the way. The page shows a progress bar with a Cancel button (`LoadProgress`), then puts the
-//! result back together from its parts (`slo_core::transfer`) and commits it like any other load.
+//! progress on the way. The page shows a progress bar with a Cancel button (`LoadProgress`), then
+//! puts the result back together from its parts (`slo_core::transfer`) and commits it like any
+//! other load.
 //!
 //! Where a worker cannot start (the single-file edition opened from disk: a `file://` page may
 //! not start workers), the files are read and parsed on the page instead, as before.
