@@ -3,6 +3,7 @@
 //! Every number comes from `slo-core`; this crate reads files, parses flags and prints.
 //! Exit status: 0 when it ran; 1 when `--check` found a failure; 2 for bad usage or input.
 
+mod alloc;
 mod budget;
 mod compare;
 mod doc;
@@ -16,6 +17,9 @@ mod wire;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+#[global_allocator]
+static ALLOCATOR: alloc::HugeForLarge = alloc::HugeForLarge;
 
 #[derive(Parser)]
 #[command(
