@@ -154,38 +154,44 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             })
         })
         .collect();
-    let mut unknown_cell: Vec<Option<u32>> = vec![None; n_classes];
-    let mut cell_of = Vec::with_capacity(n);
-    let mut unassigned = 0;
-    parallel::for_each_row(n, |row| {
-        let Some(class) = class_of(row) else {
-            cell_of.push(u32::MAX);
-            unassigned += 1;
-            return;
-        };
-        let cell = match spec.bucket_of(table.input_tokens(row)) {
+    // A request of no known length gets a provisional cell, `unknown + class`, numbered below.
+    let unknown = cells.len() as u32;
+    let mut cell_of = vec![u32::MAX; n];
+    parallel::fill(&mut cell_of, |row| match class_of(row) {
+        None => u32::MAX,
+        Some(class) => match spec.bucket_of(table.input_tokens(row)) {
             Some(b) => (class * n_buckets + b.min(n_buckets - 1)) as u32,
-            None => *unknown_cell[class].get_or_insert_with(|| {
+            None => unknown + class as u32,
+        },
+    });
+    let unassigned = cell_of.iter().filter(|&&c| c == u32::MAX).count() as u64;
+    // "Unknown length" cells are numbered in the order their first requests come.
+    if cell_of.iter().any(|&c| (unknown..u32::MAX).contains(&c)) {
+        let mut numbered = vec![u32::MAX; n_classes];
+        for c in cell_of.iter_mut() {
+            let class = c.wrapping_sub(unknown) as usize;
+            let Some(number) = numbered.get_mut(class) else {
+                continue;
+            };
+            if *number == u32::MAX {
                 cells.push(CellKey {
                     class,
                     bucket: None,
                 });
-                (cells.len() - 1) as u32
-            }),
-        };
-        cell_of.push(cell);
-    });
+                *number = (cells.len() - 1) as u32;
+            }
+            *c = *number;
+        }
+    }
 
-    let mut tpot: Vec<f64> = Vec::with_capacity(n);
-    parallel::for_each_row(n, |row| {
-        tpot.push(
-            tpot_ms(
-                table.ttft_ms(row),
-                table.e2e_ms(row),
-                table.output_tokens(row),
-            )
-            .unwrap_or(f64::NAN),
+    let mut tpot = vec![f64::NAN; n];
+    parallel::fill(&mut tpot, |row| {
+        tpot_ms(
+            table.ttft_ms(row),
+            table.e2e_ms(row),
+            table.output_tokens(row),
         )
+        .unwrap_or(f64::NAN)
     });
     // Without gaps in the log, both per-request gap figures are absent for every request.
     let (itl_stat, max_gap) = if table.has_itl() {
@@ -194,7 +200,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         (Vec::new(), Vec::new())
     };
 
-    // Values per cell and indicator, completed requests only.
+    // Values per cell and indicator, completed requests only; an indicator per job.
     let n_cells = cells.len();
     // Sized first: growing a million-value column step by step copies it several times.
     let mut completed = vec![0usize; n_cells];
@@ -206,57 +212,75 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             *c += 1;
         }
     }
-    let mut values: Vec<[Vec<f64>; 5]> = completed
-        .iter()
-        .map(|&c| {
-            std::array::from_fn(|k| {
-                if k == 2 {
+    // Indicators in `Indicator::ALL`'s order; an empty column leaves its indicator empty.
+    let scalar: [&[f64]; 5] = [&table.ttft_ms, &tpot, &[], &table.e2e_ms, &table.queue_ms];
+    let gathered = parallel::map((0..5).collect(), |k: usize| {
+        let column = scalar.get(k).copied().unwrap_or_default();
+        let gaps = k == 2 && table.has_itl();
+        let mut per_cell: Vec<Vec<f64>> = completed
+            .iter()
+            .map(|&c| {
+                if column.is_empty() {
                     Vec::new()
                 } else {
                     Vec::with_capacity(c)
                 }
             })
-        })
-        .collect();
-    parallel::for_each_row(n, |row| {
-        let Some(v) = values.get_mut(cell_of[row] as usize) else {
-            return;
-        };
-        if table.status.get(row) != Some(&Status::Ok) {
-            return;
+            .collect();
+        if column.is_empty() && !gaps {
+            return per_cell;
         }
-        let push = |dst: &mut Vec<f64>, x: f64| {
-            if !x.is_nan() {
-                dst.push(x)
+        parallel::for_each_row(n, |row| {
+            let Some(dst) = per_cell.get_mut(cell_of[row] as usize) else {
+                return;
+            };
+            if table.status.get(row) != Some(&Status::Ok) {
+                return;
             }
-        };
-        push(
-            &mut v[0],
-            table.ttft_ms.get(row).copied().unwrap_or(f64::NAN),
-        );
-        push(&mut v[1], tpot[row]);
-        v[2].extend_from_slice(table.itl.of(row));
-        push(
-            &mut v[3],
-            table.e2e_ms.get(row).copied().unwrap_or(f64::NAN),
-        );
-        push(
-            &mut v[4],
-            table.queue_ms.get(row).copied().unwrap_or(f64::NAN),
-        );
+            if gaps {
+                dst.extend_from_slice(table.itl.of(row));
+            } else if let Some(&x) = column.get(row).filter(|x| !x.is_nan()) {
+                dst.push(x);
+            }
+        });
+        per_cell
     });
+    let mut values: Vec<[Vec<f64>; 5]> = (0..n_cells).map(|_| Default::default()).collect();
+    for (k, per_cell) in gathered.into_iter().enumerate() {
+        for (cell, column) in values.iter_mut().zip(per_cell) {
+            if let Some(slot) = cell.get_mut(k) {
+                *slot = column;
+            }
+        }
+    }
     // Every column of every cell sorted, the largest first so that the cores finish together.
     let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
     columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
     parallel::map(columns, sort_total);
-    let stats_of = |sorted: &[Vec<f64>; 5]| -> Vec<IndicatorStats> {
-        Indicator::ALL
+    // The statistics of groups of sorted columns, a job per group and indicator.
+    let stats_of = |groups: &[[Vec<f64>; 5]]| -> Vec<Vec<IndicatorStats>> {
+        let jobs: Vec<(usize, Indicator, &[f64])> = groups
             .iter()
-            .zip(sorted.iter())
-            .map(|(&ind, xs)| indicator_stats(ind, xs, &spec.percentiles, spec.method))
-            .collect()
+            .enumerate()
+            .flat_map(|(g, sorted)| {
+                Indicator::ALL
+                    .into_iter()
+                    .zip(sorted.iter())
+                    .map(move |(ind, xs)| (g, ind, xs.as_slice()))
+            })
+            .collect();
+        let mut out: Vec<Vec<IndicatorStats>> = groups.iter().map(|_| Vec::new()).collect();
+        let stats = parallel::map(jobs, |(g, ind, xs)| {
+            (g, indicator_stats(ind, xs, &spec.percentiles, spec.method))
+        });
+        for (g, stats) in stats {
+            if let Some(group) = out.get_mut(g) {
+                group.push(stats);
+            }
+        }
+        out
     };
-    let cell_stats: Vec<Vec<IndicatorStats>> = parallel::map(values.iter().collect(), stats_of);
+    let cell_stats = stats_of(&values);
     // Classes and overall: concatenate sorted runs; the stable sort merges runs in near-linear
     // time. A group of one part (a class without buckets, a spec of one class) has that part's
     // values, already sorted, and its statistics, copied rather than computed again.
@@ -294,8 +318,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             .map(|m| m.iter().filter_map(|&k| values.get(k)).collect())
             .collect(),
     );
-    let merged_stats: Vec<Vec<IndicatorStats>> =
-        parallel::map(merged_classes.iter().collect(), stats_of);
+    let merged_stats = stats_of(&merged_classes);
     let mut merged_classes = merged_classes.into_iter().zip(merged_stats);
     let mut class_values: Vec<[Vec<f64>; 5]> = Vec::with_capacity(n_classes);
     let mut class_stats: Vec<Vec<IndicatorStats>> = Vec::with_capacity(n_classes);
@@ -313,9 +336,8 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     drop(values);
     let overall_stats = match class_stats.as_slice() {
         [only] => only.clone(),
-        _ => merge(vec![class_values.iter().collect()])
-            .first()
-            .map(stats_of)
+        _ => stats_of(&merge(vec![class_values.iter().collect()]))
+            .pop()
             .unwrap_or_default(),
     };
     drop(class_values);
@@ -843,16 +865,44 @@ impl Counts {
     }
 }
 
-/// What [`evaluate`]'s pass over the requests adds up.
+/// What [`evaluate`]'s pass over a block of requests adds up. Blocks are tallied apart (on
+/// several threads where there are some) and added in the order of their rows, so the sum is
+/// what one pass in order would give.
 #[derive(Default)]
 struct Tally {
     counts: Vec<Counts>,
-    failing: Vec<FailingRequest>,
+    /// Row and verdict of the first `MAX_LISTED` bad requests; listed once the blocks are added.
+    failing: Vec<(usize, Verdict)>,
     failing_total: u64,
-    stalled: Vec<StalledRequest>,
+    /// Row and largest gap of the first `MAX_LISTED` hidden stalls.
+    stalled: Vec<(usize, f64)>,
     /// How long each cancelled request waited.
     waits: Vec<f64>,
     cancel: CancelSummary,
+}
+
+impl Tally {
+    fn new(cells: usize) -> Tally {
+        Tally {
+            counts: vec![Counts::default(); cells],
+            ..Tally::default()
+        }
+    }
+
+    /// Adds the tally of the rows that follow this one's.
+    fn add(&mut self, later: Tally) {
+        for (mine, theirs) in self.counts.iter_mut().zip(&later.counts) {
+            mine.add(theirs);
+        }
+        let room = MAX_LISTED.saturating_sub(self.failing.len());
+        self.failing.extend(later.failing.into_iter().take(room));
+        self.failing_total += later.failing_total;
+        let room = MAX_LISTED.saturating_sub(self.stalled.len());
+        self.stalled.extend(later.stalled.into_iter().take(room));
+        self.waits.extend(later.waits);
+        self.cancel.cancelled += later.cancel.cancelled;
+        self.cancel.counted_as_ttft_failure += later.cancel.counted_as_ttft_failure;
+    }
 }
 
 /// Judges the requests in `rows` and adds them to `tally`. `cells` are each cell's targets and
@@ -917,9 +967,7 @@ fn tally_rows(
             c.bump((v.outcome, v.missed, v.missing), 1);
             tally.failing_total += 1;
             if tally.failing.len() < MAX_LISTED {
-                tally
-                    .failing
-                    .push(failing_request(table, prepared, spec, row, &v));
+                tally.failing.push((row, v));
             }
         }
         // A stall the TPOT target did not see.
@@ -927,12 +975,7 @@ fn tally_rows(
             if let Some(max_gap) = stall_gap(prepared, spec, row) {
                 c.hidden_stalls += 1;
                 if tally.stalled.len() < MAX_LISTED {
-                    tally.stalled.push(StalledRequest {
-                        row,
-                        id: table.id(row).into_owned(),
-                        tpot_ms: prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan()),
-                        max_gap_ms: max_gap,
-                    });
+                    tally.stalled.push((row, max_gap));
                 }
             }
         }
@@ -972,13 +1015,16 @@ pub fn evaluate(
                 .fold(0, |bits, i| bits | i.bit())
         })
         .collect();
-    let mut tally = Tally {
-        counts: vec![Counts::default(); prepared.cells.len()],
-        ..Tally::default()
-    };
     let cells = (cell_targets.as_slice(), targeted.as_slice());
-    for rows in parallel::row_blocks(table.len()) {
+    let n_cells = prepared.cells.len();
+    let blocks = parallel::map(parallel::row_blocks(table.len()).collect(), |rows| {
+        let mut tally = Tally::new(n_cells);
         tally_rows(table, prepared, spec, cells, rows, &mut tally);
+        tally
+    });
+    let mut tally = Tally::new(n_cells);
+    for block in blocks {
+        tally.add(block);
     }
     let Tally {
         counts,
@@ -988,6 +1034,19 @@ pub fn evaluate(
         mut waits,
         mut cancel,
     } = tally;
+    let failing = failing
+        .iter()
+        .map(|(row, v)| failing_request(table, prepared, spec, *row, v))
+        .collect();
+    let stalled = stalled
+        .into_iter()
+        .map(|(row, max_gap_ms)| StalledRequest {
+            row,
+            id: table.id(row).into_owned(),
+            tpot_ms: prepared.tpot_ms.get(row).copied().filter(|t| !t.is_nan()),
+            max_gap_ms,
+        })
+        .collect();
     waits.sort_by(f64::total_cmp);
     cancel.wait_p50_ms = percentile_sorted(&waits, 50.0, Method::Linear);
     cancel.wait_max_ms = waits.last().copied();
@@ -1405,7 +1464,89 @@ pub fn fmt_pct(f: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::sort_total;
+    use super::*;
+    use crate::spec::TtftTarget;
+    use crate::table::Row;
+
+    /// `evaluate` tallies blocks of rows apart (on two threads here) and adds them up: the
+    /// report must be what one pass over the rows in order gives, down to which bad requests
+    /// and stalls are listed first. The pass in order is written out here, row by row.
+    #[test]
+    fn blocks_tallied_apart_add_up_to_one_pass_in_row_order() {
+        let n = 200_000; // four blocks of rows
+        let mut table = RequestTable::default();
+        for i in 0..n {
+            let ttft = ((i * 7919) % 1000) as f64;
+            let row = Row {
+                status: match i {
+                    _ if i % 601 == 0 => Status::Error,
+                    _ if i % 389 == 0 => Status::Cancelled,
+                    _ => Status::Ok,
+                },
+                ttft_ms: Some(ttft),
+                e2e_ms: Some(ttft + 1000.0 + (i % 50) as f64 * 20.0),
+                output_tokens: Some(21.0),
+                itl_ms: (i % 97 == 0).then(|| vec![10.0, (i % 300) as f64]),
+                ..Row::default()
+            };
+            table.push(row, 0, i as u32 + 2, "a.csv");
+        }
+        let targets = Targets {
+            ttft: Some(TtftTarget::Fixed { ms: 997.0 }),
+            tpot_ms: Some(200.0),
+            ..Targets::default()
+        };
+        let mut spec = Spec::single(targets);
+        spec.stall = Some(StallRule::AbsoluteMs { ms: 200.0 });
+        let prepared = prepare(&table, &spec);
+        let report = evaluate(&table, &prepared, &spec, &Duration::known(100.0, "typed"));
+
+        let (mut attempted, mut good, mut cancelled) = (0, 0, 0);
+        let (mut failing, mut stalled, mut waits) = (Vec::new(), Vec::new(), Vec::new());
+        for row in 0..n {
+            let v = judge(&table, &prepared, row, &targets, spec.cancellations);
+            if table.status[row] == Status::Cancelled {
+                cancelled += 1;
+                waits.extend(cancel_wait_ms(&table, row));
+            }
+            if !v.attempted() {
+                continue;
+            }
+            attempted += 1;
+            if v.good() {
+                good += 1;
+            } else {
+                failing.push(row);
+            }
+            let completed = matches!(v.outcome, Outcome::Good | Outcome::Missed);
+            if completed && v.missed & Indicator::Tpot.bit() == 0 {
+                stalled.extend(stall_gap(&prepared, &spec, row).map(|_| row));
+            }
+        }
+        // Sparse enough that the first MAX_LISTED of each run past the first block.
+        assert!(failing.len() > MAX_LISTED && stalled.len() > MAX_LISTED);
+        assert!(failing[MAX_LISTED] > 65_536 && stalled[MAX_LISTED] > 65_536);
+        assert_eq!(
+            report.failing.iter().map(|f| f.row).collect::<Vec<_>>(),
+            failing[..MAX_LISTED]
+        );
+        assert_eq!(report.failing_total, failing.len() as u64);
+        assert_eq!(
+            report.stalled.iter().map(|s| s.row).collect::<Vec<_>>(),
+            stalled[..MAX_LISTED]
+        );
+        assert_eq!(
+            (report.overall.attempted, report.overall.good),
+            (attempted, good)
+        );
+        waits.sort_by(f64::total_cmp);
+        assert_eq!(report.cancellations.cancelled, cancelled);
+        assert_eq!(report.cancellations.wait_max_ms, waits.last().copied());
+        assert_eq!(
+            report.cancellations.wait_p50_ms,
+            percentile_sorted(&waits, 50.0, Method::Linear)
+        );
+    }
 
     /// The radix sort must give exactly what the comparison sort gives, bit for bit.
     fn check_sort(values: Vec<f64>) {

@@ -96,13 +96,37 @@ pub fn join<A: Send, B>(a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> 
     (a(), b())
 }
 
+/// Rows per block of [`row_blocks`] and [`fill`].
+const BLOCK: usize = 1 << 16;
+
 /// `0..n` in blocks of 65,536 rows, for a loop over every request that runs a call per block
 /// (see the module's notes on the browser).
 pub fn row_blocks(n: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-    const BLOCK: usize = 1 << 16;
     (0..n)
         .step_by(BLOCK)
         .map(move |start| start..(start + BLOCK).min(n))
+}
+
+/// `out[row] = f(row)` for every row, a block of rows per job of [`map`]: on several threads
+/// where there are some, in order and a call per block in WebAssembly.
+///
+/// # Example
+/// ```
+/// let mut squares = vec![0u64; 100_000];
+/// slo_core::parallel::fill(&mut squares, |row| (row * row) as u64);
+/// assert_eq!(squares[99_999], 99_999 * 99_999);
+/// ```
+pub fn fill<T: Send>(out: &mut [T], f: impl Fn(usize) -> T + Sync) {
+    let blocks: Vec<(usize, &mut [T])> = out
+        .chunks_mut(BLOCK)
+        .enumerate()
+        .map(|(k, block)| (k * BLOCK, block))
+        .collect();
+    map(blocks, |(start, block)| {
+        for (row, slot) in (start..).zip(block.iter_mut()) {
+            *slot = f(row);
+        }
+    });
 }
 
 /// `f` on every row of `0..n`, in order, on this thread, a call per block of [`row_blocks`].
