@@ -169,7 +169,10 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     if cell_of.iter().any(|&c| (unknown..u32::MAX).contains(&c)) {
         let mut numbered = vec![u32::MAX; n_classes];
         for c in cell_of.iter_mut() {
-            let class = c.wrapping_sub(unknown) as usize;
+            // Known cells are below `unknown`; unassigned requests (u32::MAX) are past the classes.
+            let Some(class) = c.checked_sub(unknown).map(|c| c as usize) else {
+                continue;
+            };
             let Some(number) = numbered.get_mut(class) else {
                 continue;
             };
@@ -212,11 +215,17 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             *c += 1;
         }
     }
-    // Indicators in `Indicator::ALL`'s order; an empty column leaves its indicator empty.
-    let scalar: [&[f64]; 5] = [&table.ttft_ms, &tpot, &[], &table.e2e_ms, &table.queue_ms];
-    let gathered = parallel::map((0..5).collect(), |k: usize| {
-        let column = scalar.get(k).copied().unwrap_or_default();
-        let gaps = k == 2 && table.has_itl();
+    // Each indicator's values, in `Indicator::ALL`'s order: one per request from a column (an
+    // empty column: none), or every gap of each request for ITL.
+    let gathered = parallel::map(Indicator::ALL.to_vec(), |indicator| {
+        let column: &[f64] = match indicator {
+            Indicator::Ttft => &table.ttft_ms,
+            Indicator::Tpot => &tpot,
+            Indicator::Itl => &[],
+            Indicator::E2e => &table.e2e_ms,
+            Indicator::Queue => &table.queue_ms,
+        };
+        let gaps = indicator == Indicator::Itl && table.has_itl();
         let mut per_cell: Vec<Vec<f64>> = completed
             .iter()
             .map(|&c| {
@@ -839,6 +848,40 @@ impl Counts {
     }
 }
 
+/// Each cell's targets, and the indicators they target as bits (worked out once per cell rather
+/// than per request).
+struct CellTargets {
+    targets: Vec<Targets>,
+    targeted: Vec<u8>,
+}
+
+impl CellTargets {
+    fn of(prepared: &Prepared, spec: &Spec) -> CellTargets {
+        let targets: Vec<Targets> = prepared
+            .cells
+            .iter()
+            .map(|k| {
+                let class = spec.classes.get(k.class);
+                let bucket = k.bucket.unwrap_or(0);
+                class
+                    .and_then(|c| c.targets.get(bucket).or(c.targets.first()))
+                    .copied()
+                    .unwrap_or_default()
+            })
+            .collect();
+        let targeted = targets
+            .iter()
+            .map(|t| {
+                Indicator::ALL
+                    .iter()
+                    .filter(|&&i| t.has(i))
+                    .fold(0, |bits, i| bits | i.bit())
+            })
+            .collect();
+        CellTargets { targets, targeted }
+    }
+}
+
 /// What [`evaluate`]'s pass over a block of requests adds up. Blocks are tallied apart (on
 /// several threads where there are some) and added in the order of their rows, so the sum is
 /// what one pass in order would give.
@@ -879,18 +922,17 @@ impl Tally {
     }
 }
 
-/// Judges the requests in `rows` and adds them to `tally`. `cells` are each cell's targets and
-/// the bits of its targeted indicators.
+/// Judges the requests in `rows` and adds them to `tally`.
 #[inline(never)]
 fn tally_rows(
     table: &RequestTable,
     prepared: &Prepared,
     spec: &Spec,
-    cells: (&[Targets], &[u8]),
+    per_cell: &CellTargets,
     rows: std::ops::Range<usize>,
     tally: &mut Tally,
 ) {
-    let (cell_targets, targeted) = cells;
+    let (cell_targets, targeted) = (&per_cell.targets, &per_cell.targeted);
     for row in rows {
         let cell = prepared.cell_of.get(row).copied().unwrap_or(u32::MAX) as usize;
         let (Some(targets), Some(&bits), Some(c)) = (
@@ -967,39 +1009,30 @@ pub fn evaluate(
     if prepared.key != spec.grouping_key() || prepared.cell_of.len() != table.len() {
         return evaluate(table, &prepare(table, spec), spec, duration);
     }
-    let cell_targets: Vec<Targets> = prepared
-        .cells
-        .iter()
-        .map(|k| {
-            let class = spec.classes.get(k.class);
-            let bucket = k.bucket.unwrap_or(0);
-            class
-                .and_then(|c| c.targets.get(bucket).or(c.targets.first()))
-                .copied()
-                .unwrap_or_default()
-        })
-        .collect();
-    // The targeted indicators of each cell as bits, once per cell rather than per request.
-    let targeted: Vec<u8> = cell_targets
-        .iter()
-        .map(|t| {
-            Indicator::ALL
-                .iter()
-                .filter(|&&i| t.has(i))
-                .fold(0, |bits, i| bits | i.bit())
-        })
-        .collect();
-    let cells = (cell_targets.as_slice(), targeted.as_slice());
+    let per_cell = CellTargets::of(prepared, spec);
     let n_cells = prepared.cells.len();
     let blocks = parallel::map(parallel::row_blocks(table.len()).collect(), |rows| {
         let mut tally = Tally::new(n_cells);
-        tally_rows(table, prepared, spec, cells, rows, &mut tally);
+        tally_rows(table, prepared, spec, &per_cell, rows, &mut tally);
         tally
     });
     let mut tally = Tally::new(n_cells);
     for block in blocks {
         tally.add(block);
     }
+    report_from(table, prepared, spec, duration, &per_cell, tally)
+}
+
+/// The report of `tally`, the requests' verdicts added up.
+fn report_from(
+    table: &RequestTable,
+    prepared: &Prepared,
+    spec: &Spec,
+    duration: &Duration,
+    per_cell: &CellTargets,
+    tally: Tally,
+) -> Report {
+    let cell_targets = per_cell.targets.as_slice();
     let Tally {
         counts,
         failing,
@@ -1442,9 +1475,10 @@ mod tests {
     use crate::spec::TtftTarget;
     use crate::table::Row;
 
-    /// `evaluate` tallies blocks of rows apart (on two threads here) and adds them up: the
-    /// report must be what one pass over the rows in order gives, down to which bad requests
-    /// and stalls are listed first. The pass in order is written out here, row by row.
+    /// `evaluate` tallies blocks of rows apart (on several threads where there are some) and
+    /// adds them up: the report must be what one pass over the rows in order gives, down to
+    /// which bad requests and stalls are listed first. Checked twice: against the whole report
+    /// of one tally over every row, and against a pass in order written out here.
     #[test]
     fn blocks_tallied_apart_add_up_to_one_pass_in_row_order() {
         let n = 200_000; // four blocks of rows
@@ -1455,6 +1489,7 @@ mod tests {
                 status: match i {
                     _ if i % 601 == 0 => Status::Error,
                     _ if i % 389 == 0 => Status::Cancelled,
+                    _ if i % 1999 == 0 => Status::Timeout,
                     _ => Status::Ok,
                 },
                 ttft_ms: Some(ttft),
@@ -1473,7 +1508,17 @@ mod tests {
         let mut spec = Spec::single(targets);
         spec.stall = Some(StallRule::AbsoluteMs { ms: 200.0 });
         let prepared = prepare(&table, &spec);
-        let report = evaluate(&table, &prepared, &spec, &Duration::known(100.0, "typed"));
+        let duration = Duration::known(100.0, "typed");
+        let report = evaluate(&table, &prepared, &spec, &duration);
+
+        let per_cell = CellTargets::of(&prepared, &spec);
+        let mut one = Tally::new(prepared.cells.len());
+        tally_rows(&table, &prepared, &spec, &per_cell, 0..n, &mut one);
+        assert_eq!(
+            report,
+            report_from(&table, &prepared, &spec, &duration, &per_cell, one)
+        );
+        assert!(report.cancellations.counted_as_ttft_failure > 0 && report.overall.timeouts > 0);
 
         let (mut attempted, mut good, mut cancelled) = (0, 0, 0);
         let (mut failing, mut stalled, mut waits) = (Vec::new(), Vec::new(), Vec::new());

@@ -439,22 +439,24 @@ fn itl_pools_gaps_checks_per_request_statistic_and_finds_hidden_stalls() {
     assert_eq!(report(&t, &spec, &Duration::unknown("-")).overall.good, 2);
 }
 
-/// `prepare` classifies and gathers rows a block at a time (on two threads here). Over three
-/// blocks: "unknown length" cells are numbered in the order their first requests come (batch,
-/// chat, then the default class here, unlike the classes' order), and a cell's percentiles are
-/// those of its own rows, gathered and sorted by hand.
+/// `prepare` classifies and gathers rows a block at a time (on several threads where there are
+/// some). Over four blocks: "unknown length" cells are numbered in the order their first
+/// requests come (batch, the default class, then chat here, unlike the classes' order), a later
+/// request of the same class joins its cell, and every cell's TTFTs are its own rows', gathered
+/// and sorted by hand.
 #[test]
 fn prepare_in_blocks_numbers_unknown_cells_by_first_request_and_keeps_every_value() {
-    let n = 150_000;
-    let unknown_length = [70_002, 100_000, 130_001]; // batch, chat, other
+    let n = 200_000;
+    // One per block: batch, other, chat, batch again.
+    let unknown_length = [30_000, 70_001, 140_000, 199_998];
+    let class_of = |i: usize| match i % 3 {
+        0 => "batch",
+        _ if i % 1000 == 1 => "other", // the default class takes it
+        _ => "chat",
+    };
+    let ttft_of = |i: usize| ((i * 7919) % 100_000) as f64 / 100.0;
     let mut table = RequestTable::default();
     for i in 0..n {
-        let class = match i % 3 {
-            0 => "batch",
-            _ if i % 1000 == 1 => "other", // the default class takes it
-            _ => "chat",
-        };
-        let ttft = ((i * 7919) % 100_000) as f64 / 100.0;
         let row = Row {
             status: if i % 211 == 0 {
                 Status::Error
@@ -462,10 +464,10 @@ fn prepare_in_blocks_numbers_unknown_cells_by_first_request_and_keeps_every_valu
                 Status::Ok
             },
             input_tokens: (!unknown_length.contains(&i)).then_some((i % 4000) as f64),
-            ttft_ms: Some(ttft),
-            e2e_ms: Some(ttft + 2000.0),
+            ttft_ms: Some(ttft_of(i)),
+            e2e_ms: Some(ttft_of(i) + 2000.0),
             output_tokens: Some(101.0),
-            labels: vec![("class".into(), class.into())],
+            labels: vec![("class".into(), class_of(i).into())],
             ..Row::default()
         };
         table.push(row, 0, i as u32 + 2, "blocks.csv");
@@ -475,7 +477,7 @@ fn prepare_in_blocks_numbers_unknown_cells_by_first_request_and_keeps_every_valu
 
     let keys: Vec<(usize, Option<usize>)> =
         prepared.cells.iter().map(|k| (k.class, k.bucket)).collect();
-    // chat is class 0, batch 1, the default class 2.
+    // chat is class 0, batch 1, the default class ("other") 2; bucket 0 is under 2000 tokens.
     let known = [
         (0, Some(0)),
         (0, Some(1)),
@@ -485,35 +487,44 @@ fn prepare_in_blocks_numbers_unknown_cells_by_first_request_and_keeps_every_valu
         (2, Some(1)),
     ];
     assert_eq!(keys[..6], known);
-    assert_eq!(keys[6..], [(1, None), (0, None), (2, None)]);
+    assert_eq!(keys[6..], [(1, None), (2, None), (0, None)]);
     let cells: Vec<u32> = unknown_length
         .iter()
         .map(|&i| prepared.cell_of[i])
         .collect();
-    assert_eq!(cells, [6, 7, 8]);
+    assert_eq!(cells, [6, 7, 8, 6]);
     assert_eq!(prepared.cell_of[1_001], 4); // other, 1001 input tokens
     assert_eq!(prepared.unassigned, 0);
 
-    // chat, under 2000 input tokens: completed requests' TTFTs, sorted here.
-    let mut ttfts: Vec<f64> = (0..n)
-        .filter(|&i| i % 3 != 0 && i % 1000 != 1 && i % 211 != 0)
-        .filter(|&i| !unknown_length.contains(&i) && i % 4000 < 2000)
-        .map(|i| ((i * 7919) % 100_000) as f64 / 100.0)
-        .collect();
-    ttfts.sort_by(f64::total_cmp);
-    let ttft = prepared.cell_stats[0]
-        .iter()
-        .find(|s| s.indicator == Indicator::Ttft)
-        .expect("a TTFT statistic");
-    assert_eq!(ttft.n, ttfts.len() as u64);
-    assert_eq!(
-        (ttft.min, ttft.max),
-        (ttfts.first().copied(), ttfts.last().copied())
-    );
-    // numpy's linear p90: h = (n - 1) * 0.9, between the values at floor(h) and floor(h) + 1.
-    let h = (ttfts.len() - 1) as f64 * 0.9;
-    let lo = h.floor() as usize;
-    let want = ttfts[lo] + (h - lo as f64) * (ttfts[lo + 1] - ttfts[lo]);
-    let p90 = ttft.percentiles.iter().find(|p| p.q == 90.0).expect("p90");
-    assert!(close(p90.linear, want), "{:?} vs {want}", p90.linear);
+    // Each known cell: its completed requests' TTFTs, sorted here.
+    let names = ["chat", "batch", "other"];
+    for (cell, &(class, bucket)) in known.iter().enumerate() {
+        let mut ttfts: Vec<f64> = (0..n)
+            .filter(|&i| class_of(i) == names[class] && i % 211 != 0)
+            .filter(|&i| {
+                !unknown_length.contains(&i) && Some(usize::from(i % 4000 >= 2000)) == bucket
+            })
+            .map(ttft_of)
+            .collect();
+        ttfts.sort_by(f64::total_cmp);
+        let ttft = prepared.cell_stats[cell]
+            .iter()
+            .find(|s| s.indicator == Indicator::Ttft)
+            .expect("a TTFT statistic");
+        assert_eq!(ttft.n, ttfts.len() as u64, "cell {cell}");
+        assert_eq!(
+            (ttft.min, ttft.max),
+            (ttfts.first().copied(), ttfts.last().copied())
+        );
+        // numpy's linear p90: h = (n - 1) * 0.9, between the values at floor(h) and floor(h) + 1.
+        let h = (ttfts.len() - 1) as f64 * 0.9;
+        let lo = h.floor() as usize;
+        let want = ttfts[lo] + (h - lo as f64) * (ttfts[lo + 1] - ttfts[lo]);
+        let p90 = ttft.percentiles.iter().find(|p| p.q == 90.0).expect("p90");
+        assert!(
+            close(p90.linear, want),
+            "cell {cell}: {:?} vs {want}",
+            p90.linear
+        );
+    }
 }
