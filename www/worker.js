@@ -13,7 +13,8 @@
 // answers {header, columns} (or {header: null} when the file is not read in parts: not a CSV,
 // quotes, a saved report), then closes. This worker parses the first half meanwhile, then joins
 // the two (PendingLoad.join: exactly what one worker would have read; whatever the second
-// could not give is read here). Terminating this worker terminates the second too.
+// could not give is read here); the second is terminated as soon as its part has arrived, before
+// the join. Terminating this worker terminates the second too.
 //
 // Messages to the page:
 //   {kind: "progress", phase: "Reading a.csv", fraction: 0.1}
@@ -131,7 +132,15 @@ self.onmessage = async (event) => {
       progress(phase, shown);
     };
     const pending = worker_load(names, buffers, withDigests, spec, report, second ? 2 : 1);
-    if (pending.waiting()) pending.join(await second.part, report);
+    // The wasm has its own copy of the files, and the digests took theirs when they started:
+    // the file buffers can go (35 MB for a million-row log).
+    buffers.length = 0;
+    if (pending.waiting()) {
+      const part = await second.part;
+      // The part's buffers were transferred here: the second worker can go before the join.
+      second.worker.terminate();
+      pending.join(part, report);
+    }
     if (second) second.worker.terminate();
     const { header, columns } = pending.finish(await Promise.all(digests));
     self.postMessage({ kind: "done", header, columns }, [header, ...columns].map((a) => a.buffer));
