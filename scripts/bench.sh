@@ -68,19 +68,22 @@ if ! skipped browser; then
 fi
 
 step "summary"
-python3 - "$OUT" <<'PY'
+python3 - "$OUT" "$SKIP" <<'PY'
 import glob, json, os, sys
-out = sys.argv[1]
+out, skip = sys.argv[1], sys.argv[2].split()
 def load(name):
     path = os.path.join(out, name)
     return json.load(open(path)) if os.path.exists(path) else None
-cli, browser = load("cli.json"), load("browser.json")
+# Only the parts run this time: a skipped part's file is from an earlier run.
+cli = None if "cli" in skip else load("cli.json")
+browser = None if "browser" in skip else load("browser.json")
 print(f"machine: {os.cpu_count()} CPUs")
 if cli:
     print(f"CLI: reference {cli['reference']['wall_s'] * 1e3:.0f} ms, slo {cli['slo']['wall_s'] * 1e3:.0f} ms "
           f"(medians, whole processes): {cli['ratio_wall']:.1f}x faster (target 8x); "
           f"CPU {cli['ratio_cpu']:.1f}x; answers {'the same' if cli['same_answers'] else 'DIFFERENT'}")
-for path in sorted(glob.glob("target/criterion/**/new/estimates.json", recursive=True)):
+criterion = [] if "criterion" in skip else glob.glob("target/criterion/**/new/estimates.json", recursive=True)
+for path in sorted(criterion):
     est = json.load(open(path))
     name = os.path.relpath(os.path.dirname(os.path.dirname(path)), "target/criterion")
     print(f"criterion: {name}: {est['mean']['point_estimate'] / 1e6:.1f} ms (mean)"
