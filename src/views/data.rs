@@ -168,7 +168,7 @@ fn ReadOptions() -> impl IntoView {
                     {formats}
                 </select>
             </label>
-            <label>"Times whose column names no unit are in "
+            <label>"Times in columns whose name has no unit are in "
                 <select data-testid="default-unit" on:change=on_unit>{units}</select>
             </label>
             <span class="muted small">"Changing either reads the loaded files again."</span>
@@ -248,6 +248,8 @@ fn Mapping() -> impl IntoView {
                             {fields().into_iter().enumerate().map(|(i, (_, label))| view! { <option value=i.to_string()>{label}</option> }).collect_view()}
                         </select></td>
                         <td><select data-testid=format!("map-unit-{k}") aria-label=format!("unit of column {header}")
+                            // A unit only means something for a time.
+                            disabled=move || !fields().get(field.get()).is_some_and(|(f, _)| f.is_duration() || f.is_timestamp())
                             on:change=move |ev| unit.set(event_target_value(&ev).parse().unwrap_or(1))>
                             <option value="0">"s"</option><option value="1" selected>"ms"</option><option value="2">"µs"</option><option value="3">"ns"</option>
                         </select></td>

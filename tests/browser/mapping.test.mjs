@@ -25,6 +25,9 @@ test("map unknown columns with units, re-read, and the mapping is remembered", a
   await page.getByTestId("map-unit-0").selectOption({ label: "s" });
   await page.getByTestId("map-field-1").selectOption({ label: "E2E latency" });
   await page.getByTestId("map-field-2").selectOption({ label: "output tokens" });
+  // A unit is asked for times only.
+  assert.equal(await page.getByTestId("map-unit-0").isDisabled(), false);
+  assert.equal(await page.getByTestId("map-unit-2").isDisabled(), true);
   await screenshot(page, "mapping");
   await page.getByTestId("map-apply").click();
   const report = new ReportPage(page);
