@@ -142,8 +142,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
             "no latency target (--ttft, --tpot, --itl, --e2e or --spec): only errors and timeouts count as bad".to_string(),
         );
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::stdout();
     let written = match args.format.as_str() {
         "json" => {
             let (diagnosis, unavailable) = match &diagnosis {
@@ -177,7 +176,9 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         }
         other => return Err(format!("--format {other:?}: use text or json")),
     };
-    written.map_err(|e| format!("writing the result: {e}"))?;
+    written
+        .and_then(|_| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("writing the result: {e}"))?;
     Ok(Outcome::Ok)
 }
 

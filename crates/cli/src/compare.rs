@@ -76,8 +76,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
     let (b, files_b) = evaluate_run(&args.b, &options, &spec)?;
     let comparison = compare(&a, &b);
 
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::stdout();
     let written = if args.format == "json" {
         let mut warnings: Vec<String> = a.warnings.iter().map(|w| format!("A: {w}")).collect();
         warnings.extend(b.warnings.iter().map(|w| format!("B: {w}")));
@@ -100,7 +99,9 @@ pub fn run(args: Args) -> Result<Exit, String> {
     } else {
         write!(out, "{}", text(&comparison, &args.a, &args.b)).map_err(|e| e.to_string())
     };
-    written.map_err(|e| format!("writing the comparison: {e}"))?;
+    written
+        .and_then(|_| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("writing the comparison: {e}"))?;
     if args.check && comparison.any_cell_worse() {
         let worse: Vec<String> = comparison
             .cells

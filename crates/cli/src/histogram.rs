@@ -180,8 +180,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
             "no targets given (--ttft, --tpot, --itl, --e2e, --queue or --spec): only percentiles are shown".to_string(),
         );
     }
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::stdout();
     let written = match args.format.as_str() {
         "json" => {
             let json = HistogramJson {
@@ -209,7 +208,9 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         "text" => write!(out, "{}", text(&analysis, &names, &notes)).map_err(|e| e.to_string()),
         other => return Err(format!("--format {other:?}: use text or json")),
     };
-    written.map_err(|e| format!("writing the result: {e}"))?;
+    written
+        .and_then(|_| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("writing the result: {e}"))?;
     Ok(Outcome::Ok)
 }
 

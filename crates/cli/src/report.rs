@@ -108,8 +108,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
         .collect();
     warnings.extend(report.warnings.iter().cloned());
 
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::stdout();
     let written = match args.format.as_str() {
         "json" => {
             let json = wire::report(
@@ -130,7 +129,9 @@ pub fn run(args: Args) -> Result<Exit, String> {
             ))
         }
     };
-    written.map_err(|e| format!("writing the report: {e}"))?;
+    written
+        .and_then(|_| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("writing the report: {e}"))?;
     let failing = report
         .cells
         .iter()

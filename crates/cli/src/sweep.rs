@@ -117,8 +117,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         .and_then(|i| points.get(i))
         .map(|p| scale_curve(p, &spec, &SCALE_FACTORS));
 
-    let stdout = std::io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::stdout();
     let written = if args.format == "json" {
         let json = to_json(&report, provisioning.as_ref(), scale.as_ref(), provenance);
         serde_json::to_writer_pretty(&mut out, &json)
@@ -132,7 +131,9 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         )
         .map_err(|e| e.to_string())
     };
-    written.map_err(|e| format!("writing the sweep: {e}"))?;
+    written
+        .and_then(|_| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("writing the sweep: {e}"))?;
 
     if args.check {
         if let Some(why) = check_failure(&report.capacity, args.peak_rps, args.replicas) {

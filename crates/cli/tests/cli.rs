@@ -433,6 +433,28 @@ fn report_check_exits_0_when_the_objective_is_met() {
     slo(&["report", WORKED, "--ttft", "500", "--tpot", "50"]).expect_code(0);
 }
 
+/// Output is buffered (one system call per line made a million-row CSV twice as slow); an error
+/// when the buffer is flushed must still reach the user. /dev/full refuses every write.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_report_that_cannot_be_written_exits_2_and_says_why() {
+    for format in ["json", "csv", "text"] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .expect("open /dev/full");
+        let out = Command::new(env!("CARGO_BIN_EXE_slo"))
+            .args(["report", WORKED, "--ttft", "500", "--format", format])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(full)
+            .output()
+            .expect("run the slo binary");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{format}: {stderr}");
+        assert!(stderr.contains("writing the report"), "{format}: {stderr}");
+    }
+}
+
 #[test]
 fn report_csv_has_one_row_per_request_with_its_tpot_and_verdict() {
     let run = slo(&[
