@@ -176,9 +176,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         }
         other => return Err(format!("--format {other:?}: use text or json")),
     };
-    written
-        .and_then(|_| out.flush().map_err(|e| e.to_string()))
-        .map_err(|e| format!("writing the result: {e}"))?;
+    crate::flushed(written, &mut out, "the result")?;
     Ok(Outcome::Ok)
 }
 

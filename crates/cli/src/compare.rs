@@ -99,9 +99,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
     } else {
         write!(out, "{}", text(&comparison, &args.a, &args.b)).map_err(|e| e.to_string())
     };
-    written
-        .and_then(|_| out.flush().map_err(|e| e.to_string()))
-        .map_err(|e| format!("writing the comparison: {e}"))?;
+    crate::flushed(written, &mut out, "the comparison")?;
     if args.check && comparison.any_cell_worse() {
         let worse: Vec<String> = comparison
             .cells

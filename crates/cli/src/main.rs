@@ -51,10 +51,22 @@ enum Command {
 }
 
 /// Standard output, buffered: a report goes out in a few system calls instead of one per line
-/// (`slo report --format csv` of a million requests made a million). Flush it and check the
-/// result: dropping it flushes too, but loses the error.
+/// (`slo report --format csv` of a million requests made a million). End with [`flushed`]:
+/// dropping the writer flushes too, but loses the error.
 pub fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
+}
+
+/// `written` (the result of writing `what` to `out`), then `out` flushed; either error becomes
+/// "writing `what`: ...".
+pub fn flushed(
+    written: Result<(), String>,
+    out: &mut impl std::io::Write,
+    what: &str,
+) -> Result<(), String> {
+    written
+        .and_then(|_| out.flush().map_err(|e| e.to_string()))
+        .map_err(|e| format!("writing {what}: {e}"))
 }
 
 /// The outcome of a command: exit 0, 1 (a `--check` gate failed) or 2 (usage or input).

@@ -129,9 +129,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
             ))
         }
     };
-    written
-        .and_then(|_| out.flush().map_err(|e| e.to_string()))
-        .map_err(|e| format!("writing the report: {e}"))?;
+    crate::flushed(written, &mut out, "the report")?;
     let failing = report
         .cells
         .iter()

@@ -131,9 +131,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         )
         .map_err(|e| e.to_string())
     };
-    written
-        .and_then(|_| out.flush().map_err(|e| e.to_string()))
-        .map_err(|e| format!("writing the sweep: {e}"))?;
+    crate::flushed(written, &mut out, "the sweep")?;
 
     if args.check {
         if let Some(why) = check_failure(&report.capacity, args.peak_rps, args.replicas) {
