@@ -82,7 +82,7 @@ fn dump_json(path: &str, d: &Dump) -> DumpJson {
 
 /// Reads one dump; prints its located errors and warnings to stderr.
 fn load(path: &str, replica: &str) -> Result<Dump, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let bytes = crate::file::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
     let mut warnings = Vec::new();
     let text =
         slo_core::ingest::decode_text(&bytes, &mut warnings).map_err(|e| format!("{path}: {e}"))?;

@@ -17,7 +17,7 @@ pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loade
     }
     let mut out = Vec::new();
     for path in paths {
-        let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+        let bytes = crate::file::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
         let name = Path::new(path)
             .file_name()
             .map_or(path.clone(), |n| n.to_string_lossy().into_owned());

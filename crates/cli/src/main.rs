@@ -8,6 +8,7 @@ mod budget;
 mod compare;
 mod doc;
 mod export;
+mod file;
 mod histogram;
 mod input;
 mod report;
