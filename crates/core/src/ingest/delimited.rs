@@ -623,49 +623,118 @@ impl Piece {
     }
 }
 
-/// True when the plain splitter reads `body` exactly as the `csv` crate would: no quote, and
-/// every carriage return ends a line (`\r\n`, or the very end). Blocks without either byte,
-/// the usual case, are passed over in one vectorised test each.
-fn is_plain(body: &[u8]) -> bool {
-    const BLOCK: usize = 64;
-    // A megabyte per call (see `crate::parallel` on long loops in the browser).
-    const CALL: usize = 1 << 20;
-    #[inline(never)]
-    fn plain_from(body: &[u8], from: usize) -> bool {
-        let part = body.get(from..).unwrap_or_default();
-        part.chunks(BLOCK)
-            .take(CALL / BLOCK)
-            .enumerate()
-            .all(|(k, block)| {
-                let special = block.iter().fold(0u8, |any, &b| {
-                    any | u8::from(b == b'"') | u8::from(b == b'\r')
-                });
-                special == 0
-                    || block.iter().enumerate().all(|(i, &b)| match b {
-                        b'"' => false,
-                        b'\r' => matches!(body.get(from + k * BLOCK + i + 1), None | Some(b'\n')),
-                        _ => true,
-                    })
-            })
+/// Eight bytes at a time: the word of `bytes` at `at` (little-endian), `None` past the last
+/// whole word. Built from single bytes rather than `copy_from_slice`, which the app's
+/// size-tuned wasm calls as a function for every word. (Eight indexings after one length
+/// check measured slower there than this slice pattern.)
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    match *bytes.get(at..at.checked_add(8)?)? {
+        [a, b, c, d, e, f, g, h] => Some(u64::from_le_bytes([a, b, c, d, e, f, g, h])),
+        _ => None,
     }
-    (0..body.len())
-        .step_by(CALL)
-        .all(|from| plain_from(body, from))
+}
+
+/// The top bit of every byte of `word` that equals `byte`, and no other bit.
+///
+/// With `x = word ^ (byte in every byte)`, a byte of `x` is zero where `word` holds `byte`.
+/// `(x & 0x7f..7f) + 0x7f..7f` sets a byte's top bit when its low seven bits are not all zero
+/// (the sum of two 7-bit values cannot carry into the next byte), `| x` when its top bit is
+/// set: what is left unset is exactly the zero bytes.
+#[inline(always)]
+fn bytes_equal(word: u64, byte: u8) -> u64 {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    let x = word ^ (0x0101_0101_0101_0101 * u64::from(byte));
+    !(((x & LOW) + LOW) | x) & !LOW
+}
+
+/// True when the plain splitter reads `body` exactly as the `csv` crate would: no quote, and
+/// every carriage return ends a line (`\r\n`, or the very end). Checked a megabyte per call
+/// (see `crate::parallel` on long loops in the browser) by [`plain_block`].
+fn is_plain(body: &[u8]) -> bool {
+    body.chunks(1 << 20).enumerate().all(|(k, block)| {
+        // The byte after the block, which a `\r` at its end may stand before.
+        let next = body.get((k + 1) << 20).copied();
+        plain_block(block, next)
+    })
+}
+
+/// Whether `block` (followed by the byte `next`, if any) has no quote and no `\r` but before
+/// `\n` or at the very end. Blocks of 64 bytes without either byte, the usual case, are passed
+/// over in one test each, which native compilers vectorise.
+#[cfg(not(target_arch = "wasm32"))]
+#[inline(never)]
+fn plain_block(block: &[u8], next: Option<u8>) -> bool {
+    block.chunks(64).enumerate().all(|(k, chunk)| {
+        let special = chunk.iter().fold(0u8, |any, &b| {
+            any | u8::from(b == b'"') | u8::from(b == b'\r')
+        });
+        special == 0 || plain_bytes(block, k * 64, k * 64 + chunk.len(), next)
+    })
+}
+
+/// [`plain_block`] for WebAssembly, which has no vectors here: eight bytes at a time.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[inline(never)]
+fn plain_block_words(block: &[u8], next: Option<u8>) -> bool {
+    let mut at = 0;
+    while let Some(word) = word_at(block, at) {
+        if bytes_equal(word, b'"') | bytes_equal(word, b'\r') != 0
+            && !plain_bytes(block, at, at + 8, next)
+        {
+            return false;
+        }
+        at += 8;
+    }
+    plain_bytes(block, at, block.len(), next)
+}
+
+#[cfg(target_arch = "wasm32")]
+use plain_block_words as plain_block;
+
+/// Bytes `from..to` of `block`: no quote, and a `\r` only before `\n` (`next` after the
+/// block's last byte) or at the very end.
+fn plain_bytes(block: &[u8], from: usize, to: usize, next: Option<u8>) -> bool {
+    (from..to).all(|i| match block.get(i) {
+        Some(b'"') => false,
+        Some(b'\r') => matches!(block.get(i + 1).copied().or(next), None | Some(b'\n')),
+        _ => true,
+    })
 }
 
 /// The number of `\n` in `bytes`, a megabyte per call (see `crate::parallel` on long loops in
-/// the browser). Counted in blocks of 255 bytes into a byte-wide sum, which compilers
-/// vectorise far better than a `usize` count.
+/// the browser).
 fn count_lines(bytes: &[u8]) -> usize {
-    #[inline(never)]
-    fn count(bytes: &[u8]) -> usize {
-        bytes
-            .chunks(255)
-            .map(|block| usize::from(block.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
-            .sum()
-    }
-    bytes.chunks(1 << 20).map(count).sum()
+    bytes.chunks(1 << 20).map(count_line_ends).sum()
 }
+
+/// The `\n` of one block, counted in runs of 255 bytes into a byte-wide sum, which native
+/// compilers vectorise far better than a `usize` count.
+#[cfg(not(target_arch = "wasm32"))]
+#[inline(never)]
+fn count_line_ends(bytes: &[u8]) -> usize {
+    bytes
+        .chunks(255)
+        .map(|run| usize::from(run.iter().map(|&b| u8::from(b == b'\n')).sum::<u8>()))
+        .sum()
+}
+
+/// [`count_line_ends`] for WebAssembly: eight bytes at a time.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+#[inline(never)]
+fn count_line_ends_words(bytes: &[u8]) -> usize {
+    let mut n = 0;
+    let mut at = 0;
+    while let Some(word) = word_at(bytes, at) {
+        n += bytes_equal(word, b'\n').count_ones() as usize;
+        at += 8;
+    }
+    let rest = bytes.get(at..).unwrap_or_default();
+    n + rest.iter().filter(|&&b| b == b'\n').count()
+}
+
+#[cfg(target_arch = "wasm32")]
+use count_line_ends_words as count_line_ends;
 
 /// The line a record starts on. The `csv` crate's position for a record is where it started
 /// looking for it: before the blank lines it skipped and, in a CRLF file, on the `\n` that
@@ -869,7 +938,7 @@ fn read_lines(
     while let Some(k) = next_stop(part, cell_start, delimiter) {
         cells.push(cell_start..k);
         cell_start = k + 1;
-        if part.get(k) == Some(&b'\n') {
+        if matches!(part.get(k), Some(b'\n')) {
             end_row(layout, piece, line, part, row_start..k, &mut cells);
             line += 1;
             rows += 1;
@@ -891,8 +960,8 @@ fn read_lines(
 /// Eight bytes are tested at a time (a cell of a log is a few bytes long, so most cells end in
 /// the first word looked at). For a word `w` and a byte `b`, `x = w ^ (b in every byte)` has a
 /// zero byte where `w` holds `b`, and `(x - 0x01..01) & !x & 0x80..80` sets the top bit of the
-/// lowest such byte (the borrow can mark bytes above it too, never below), so the lowest set
-/// bit of either mask is the first stop.
+/// lowest such byte (the borrow can mark bytes above it too, never below; [`bytes_equal`] is
+/// exact, at two more operations), so the lowest set bit of either mask is the first stop.
 #[inline]
 fn next_stop(bytes: &[u8], from: usize, delimiter: u8) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -900,10 +969,7 @@ fn next_stop(bytes: &[u8], from: usize, delimiter: u8) -> Option<usize> {
     let zero_byte = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let (delimiters, line_ends) = (ONES * u64::from(delimiter), ONES * u64::from(b'\n'));
     let mut at = from;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let mut eight = [0u8; 8];
-        eight.copy_from_slice(word);
-        let w = u64::from_le_bytes(eight);
+    while let Some(w) = word_at(bytes, at) {
         let stops = zero_byte(w ^ delimiters) | zero_byte(w ^ line_ends);
         if stops != 0 {
             return Some(at + (stops.trailing_zeros() / 8) as usize);
@@ -926,7 +992,7 @@ fn end_row(
     row: Range<usize>,
     cells: &mut Vec<Range<usize>>,
 ) {
-    let crlf = row.end > row.start && part.get(row.end - 1) == Some(&b'\r');
+    let crlf = row.end > row.start && matches!(part.get(row.end - 1), Some(b'\r'));
     let end = row.end - usize::from(crlf);
     if let Some(last) = cells.last_mut() {
         last.end = last.end.min(end);
@@ -1266,6 +1332,81 @@ mod tests {
             assert_eq!(got, parse("t", bytes, &options));
         }
         assert!(part_of("t", big("1,2\n").as_bytes(), &options, 0, 1, &mut |_| {}).is_none());
+    }
+
+    /// The word-at-a-time scans against their definitions, byte by byte: every byte value in
+    /// every position of a word, and random texts where a quote, a `\r` or a `\n` falls at
+    /// every place, across word and block boundaries.
+    #[test]
+    fn scans_eight_bytes_at_a_time_match_their_byte_by_byte_definitions() {
+        // Every pair of byte values side by side both ways (a byte just above a match is where
+        // the usual zero-byte trick marks one too many).
+        for (a, b) in (0..=255u8).flat_map(|a| (0..=255u8).map(move |b| (a, b))) {
+            let w = [a, b, b, a, a, b, a, b];
+            let word = u64::from_le_bytes(w);
+            for target in [a, b, b'\n', b'"'] {
+                let want: u64 = (0..8)
+                    .filter(|&k| w[k] == target)
+                    .map(|k| 0x80 << (8 * k))
+                    .sum();
+                assert_eq!(super::bytes_equal(word, target), want, "{w:?} {target}");
+            }
+        }
+        let plain = |b: &[u8]| {
+            b.iter().enumerate().all(|(i, &c)| match c {
+                b'"' => false,
+                b'\r' => matches!(b.get(i + 1), None | Some(b'\n')),
+                _ => true,
+            })
+        };
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        // A `\r` last in a megabyte block: plain only when the next block starts with `\n`.
+        for (after, want) in [(b'\n', true), (b'1', false)] {
+            let mut text = vec![b'1'; (1 << 20) + 8];
+            text[(1 << 20) - 1] = b'\r';
+            text[1 << 20] = after;
+            assert_eq!(super::is_plain(&text), want);
+        }
+        let alphabet = b"0123456789,.\n\r\"";
+        for len in (0..70).chain([1 << 20, (1 << 20) + 13]) {
+            for _ in 0..20 {
+                // Digits, commas, points and line ends; then, half the time, one quote, `\r`
+                // or `\n` somewhere, which decides whether it is plain.
+                let mut text: Vec<u8> =
+                    (0..len).map(|_| alphabet[(next() % 13) as usize]).collect();
+                if len > 0 && next() % 2 == 0 {
+                    let at = (next() as usize) % len;
+                    text[at] = alphabet[12 + (next() % 3) as usize];
+                }
+                let lines = text.iter().filter(|&&b| b == b'\n').count();
+                assert_eq!(super::count_lines(&text), lines, "{len}");
+                assert_eq!(super::count_line_ends_words(&text), lines, "{len}");
+                assert_eq!(super::is_plain(&text), plain(&text), "{len}");
+                // The wasm form, on a block that ends at the text's end and on one that ends
+                // before a `\n` (a `\r` last in a block is plain only before one).
+                assert_eq!(super::plain_block_words(&text, None), plain(&text), "{len}");
+                let mut followed = text.clone();
+                followed.push(b'\n');
+                assert_eq!(
+                    super::plain_block_words(&text, Some(b'\n')),
+                    plain(&followed)
+                );
+                for from in [0, len / 3, len.saturating_sub(9)] {
+                    let want = text
+                        .iter()
+                        .skip(from)
+                        .position(|&b| b == b',' || b == b'\n')
+                        .map(|p| p + from);
+                    assert_eq!(super::next_stop(&text, from, b','), want, "{len} {from}");
+                }
+            }
+        }
     }
 
     #[test]
