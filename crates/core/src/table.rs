@@ -299,6 +299,7 @@ impl Gaps {
 
 /// Appends `value` to a value column of a table of `rows` rows, keeping the column empty
 /// while no request has a value (see [`RequestTable`]).
+#[cfg_attr(target_arch = "wasm32", inline(always))]
 fn push_value(column: &mut Vec<f64>, rows: usize, value: Option<f64>) {
     match value {
         Some(v) => {

@@ -403,6 +403,17 @@ fn read_header<'a>(
     })
 }
 
+/// Cell `k` of a row: its range in `cells` of the row's `bytes` (empty past the last cell).
+/// Forced inline in the wasm: built for size, it kept the closure this replaces as a call per
+/// cell. (Natively the compiler decides, as for the other helpers forced inline in the wasm.)
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn cell_at<'b>(bytes: &'b [u8], cells: &[Range<usize>], k: usize) -> &'b [u8] {
+    match cells.get(k) {
+        Some(r) => bytes.get(r.start..r.end).unwrap_or_default(),
+        None => &[],
+    }
+}
+
 /// What the header says, shared by every piece of the body.
 struct Layout<'a> {
     name: &'a str,
@@ -486,12 +497,6 @@ impl Piece {
     /// Reads one row: `cells` are ranges of `bytes`, the row's text as the splitter gave it.
     fn add_row(&mut self, layout: &Layout, line: u64, bytes: &[u8], cells: &[Range<usize>]) {
         let name = layout.name;
-        let cell = |k: usize| {
-            cells
-                .get(k)
-                .and_then(|r| bytes.get(r.clone()))
-                .unwrap_or_default()
-        };
         let at = |column: Option<u64>, field: Option<String>| Location {
             file: name.to_string(),
             line: Some(line),
@@ -510,7 +515,7 @@ impl Piece {
             // file's last line end, which is not a line of its own).
             let swallowed: u64 = (0..cells.len())
                 .map(|k| {
-                    let cell = cell(k);
+                    let cell = cell_at(bytes, cells, k);
                     let end = cell
                         .iter()
                         .rposition(|&b| b != b'\n' && b != b'\r')
@@ -538,7 +543,7 @@ impl Piece {
         }
         let mut row = Row::default();
         for (k, column) in &layout.cells {
-            if let Err(reason) = fields::set_cell(&mut row, column, cell(*k)) {
+            if let Err(reason) = fields::set_cell(&mut row, column, cell_at(bytes, cells, *k)) {
                 self.loaded.reject(
                     at(Some(*k as u64 + 1), layout.headers.get(*k).cloned()),
                     reason,
@@ -552,7 +557,7 @@ impl Piece {
             return;
         }
         for ((k, _), (column, index)) in layout.labels.iter().zip(&mut self.labels) {
-            column.push_cell(cell(*k), index);
+            column.push_cell(cell_at(bytes, cells, *k), index);
         }
         let source_line = u32::try_from(line).unwrap_or(u32::MAX);
         // Every row of a piece is from source 0, named by its first row without an id.
@@ -984,6 +989,7 @@ fn next_stop(bytes: &[u8], from: usize, delimiter: u8) -> Option<usize> {
 
 /// Hands the line `row` of `part` to `piece`, its cells being `cells` (ranges of `part`). A
 /// `\r` that ended the line is dropped; a blank line is skipped.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
 fn end_row(
     layout: &Layout,
     piece: &mut Piece,

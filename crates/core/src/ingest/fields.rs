@@ -440,6 +440,7 @@ pub fn number(text: &str) -> Result<Option<f64>, String> {
 /// # Edge cases
 /// A value whose milliseconds overflow to infinity (`1e306` seconds) is refused, not stored as
 /// an infinite latency.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
 pub fn duration_ms(value: f64, unit: TimeUnit) -> Result<f64, String> {
     if value < 0.0 {
         return Err(format!("{value} is negative: a latency cannot be"));
@@ -630,30 +631,51 @@ pub fn set_text(row: &mut Row, r: &Resolved, text: &str) -> Result<(), String> {
 /// [`set_text`] on the cell's text. Numbers written as plain decimals, the bulk of any large
 /// log, are read straight from the bytes (see [`plain_number`]); everything else goes through
 /// [`set_text`].
+///
+/// The helpers of this path are forced inline in the wasm: it is built for size, and there
+/// every small function left a call costs time per cell (a million rows have millions).
+/// Natively the compiler decides.
 pub fn set_cell(row: &mut Row, r: &Resolved, cell: &[u8]) -> Result<(), String> {
-    let number = |cell: &[u8]| match plain_number(cell) {
-        Some(v) => Ok(Some(v)),
-        None => number(&cell_text(cell)),
-    };
-    // Plain digits are a whole, non-negative count: `token_count` would accept it unchanged.
-    let count = |cell: &[u8]| match plain_digits(cell) {
-        Some(v) => Ok(Some(v as f64)),
-        None => number(cell)?.map(token_count).transpose(),
-    };
     match r.field {
-        Field::InputTokens => row.input_tokens = count(cell)?,
-        Field::OutputTokens => row.output_tokens = count(cell)?,
-        Field::Ttft => row.ttft_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
-        Field::E2e => row.e2e_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
-        Field::Queue => row.queue_ms = number(cell)?.map(|v| duration_ms(v, r.unit)).transpose()?,
+        Field::InputTokens => row.input_tokens = cell_count(cell)?,
+        Field::OutputTokens => row.output_tokens = cell_count(cell)?,
+        Field::Ttft => row.ttft_ms = cell_duration(cell, r.unit)?,
+        Field::E2e => row.e2e_ms = cell_duration(cell, r.unit)?,
+        Field::Queue => row.queue_ms = cell_duration(cell, r.unit)?,
         // The usual status and error cells of a log, without decoding or trimming them.
-        Field::Status if cell.is_empty() || cell.eq_ignore_ascii_case(b"ok") => {
-            row.status = Status::Ok
-        }
+        Field::Status if matches!(cell, [] | [b'o' | b'O', b'k' | b'K']) => row.status = Status::Ok,
         Field::Error if cell.is_empty() => {}
         _ => set_text(row, r, &cell_text(cell))?,
     }
     Ok(())
+}
+
+/// A number cell as [`number`] reads its text, plain decimals straight from the bytes.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn cell_number(cell: &[u8]) -> Result<Option<f64>, String> {
+    match plain_number(cell) {
+        Some(v) => Ok(Some(v)),
+        None => number(&cell_text(cell)),
+    }
+}
+
+/// A duration cell in `unit`, in ms, checked by [`duration_ms`].
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn cell_duration(cell: &[u8], unit: TimeUnit) -> Result<Option<f64>, String> {
+    match cell_number(cell)? {
+        Some(v) => duration_ms(v, unit).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A token count cell, checked by [`token_count`]. Plain digits are a whole, non-negative
+/// count, which `token_count` would accept unchanged.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn cell_count(cell: &[u8]) -> Result<Option<f64>, String> {
+    match plain_digits(cell) {
+        Some(v) => Ok(Some(v as f64)),
+        None => cell_number(cell)?.map(token_count).transpose(),
+    }
 }
 
 /// The text of a raw cell; invalid UTF-8 is replaced (U+FFFD).
@@ -683,6 +705,7 @@ pub fn cell_text(cell: &[u8]) -> std::borrow::Cow<'_, str> {
 /// assert_eq!(plain_number(b"1e3"), None);
 /// assert_eq!(plain_number(b" 5"), None);
 /// ```
+#[cfg_attr(target_arch = "wasm32", inline(always))]
 pub fn plain_number(cell: &[u8]) -> Option<f64> {
     const POW10: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -717,6 +740,7 @@ pub fn plain_number(cell: &[u8]) -> Option<f64> {
 }
 
 /// The value of a cell of 1 to 15 ASCII digits and nothing else: a whole, non-negative count.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
 fn plain_digits(cell: &[u8]) -> Option<u64> {
     if cell.is_empty() || cell.len() > 15 {
         return None;
