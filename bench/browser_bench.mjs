@@ -14,7 +14,9 @@
 //   - the page's share apart: from the loader worker's result arriving on the page (its "done"
 //     message, www/worker.js) to the report shown and painted, and the long tasks in that time;
 //   - and the worker's hand-over: from its last progress message (the load parsed and prepared)
-//     to its result arriving on the page.
+//     to its result arriving on the page;
+//   - and what the workers did when: the `timeline` of www/worker.js's "done" message (each
+//     step's moment, from both workers), printed as ms since the `change` event.
 // Long tasks come from a PerformanceObserver ('longtask'), registered before the app starts.
 // Memory: the renderer process's peak resident set (VmHWM in /proc, Linux) and the JS heap
 // (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
@@ -44,7 +46,7 @@ function parseArgs(argv) {
 
 /** Registered before any page script: long tasks and the two timestamps of a run. */
 function initScript() {
-  window.__bench = { longtasks: [], change: null, progress: null, done: null, shown: null, painted: null, value: null };
+  window.__bench = { longtasks: [], change: null, progress: null, done: null, shown: null, painted: null, value: null, timeline: null };
   // Every worker the app starts notes when its result arrives. This listener is added before
   // the app's own handler, so it runs first: what follows is the page's work.
   const NativeWorker = window.Worker;
@@ -55,7 +57,10 @@ function initScript() {
         this.addEventListener("message", (e) => {
           if (window.__bench.done !== null) return;
           if (e.data?.kind === "progress") window.__bench.progress = performance.now();
-          if (e.data?.kind === "done") window.__bench.done = performance.now();
+          if (e.data?.kind === "done") {
+            window.__bench.done = performance.now();
+            window.__bench.timeline = e.data.timeline ?? null;
+          }
         });
       }
     };
@@ -143,6 +148,8 @@ async function once(url, file) {
       }
       return {
         ...b,
+        // The workers' moments (ms since the epoch) as ms since the input's change event.
+        steps: b.timeline && b.timeline.map(([event, at]) => [event, at - (performance.timeOrigin + b.change)]),
         heapUsed: performance.memory?.usedJSHeapSize ?? null,
         heapTotal: performance.memory?.totalJSHeapSize ?? null,
         uaMemory,
@@ -161,6 +168,8 @@ async function once(url, file) {
       pagePaintMs: b.done === null ? null : b.painted - b.done,
       pageLongestTaskMs: b.done === null ? null : Math.max(0, ...after.filter((t) => t.start + t.duration >= b.done).map((t) => t.duration)),
       value: b.value,
+      // [event, ms since the change event], in time order: what the workers did when.
+      steps: b.steps ? [...b.steps].sort((x, y) => x[1] - y[1]) : null,
       longestTaskMs: Math.max(0, ...after.map((t) => t.duration)),
       tasksOver200: after.filter((t) => t.duration > 200).length,
       tasksOver50: after.filter((t) => t.duration > 50).length,
@@ -205,6 +214,7 @@ try {
         `long tasks [${r.taskDurationsMs.join(", ")}] ms, renderer peak ${r.rendererPeakMiB.toFixed(0)} MiB, ` +
         `attainment shown "${r.value}" (handing the file to the browser: ${r.handedOverMs} ms, not counted)`,
     );
+    if (r.steps) console.log(`    workers: ${r.steps.map(([event, ms]) => `${event} ${ms.toFixed(0)}`).join(", ")}`);
   }
 } finally {
   await server.close();

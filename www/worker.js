@@ -23,6 +23,10 @@
 //       small, each large column is its own typed array, in order. All of their buffers are
 //       transferred, not copied: the page copies each column once, straight into its wasm memory.
 //   {kind: "error", message: "..."}
+// The "done" message (and the second worker's answer) also carries `timeline`: [event, ms] pairs,
+// each the moment a step began or ended ("loader: first half parsed"), in ms since the epoch
+// (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
+// ignores it; bench/browser_bench.mjs prints it.
 import init, { worker_load, worker_part } from "./slo-workbench.js";
 
 const ready = init({ module_or_path: new URL("./slo-workbench_bg.wasm", import.meta.url) });
@@ -41,6 +45,11 @@ function digest(bytes) {
   if (!subtle) return Promise.resolve(null);
   const hex = (buffer) => Array.from(new Uint8Array(buffer), (b) => b.toString(16).padStart(2, "0")).join("");
   return subtle.digest("SHA-256", bytes).then(hex, () => null);
+}
+
+/** Notes in `timeline` that `event` has just happened (see the message list above). */
+function mark(timeline, event) {
+  timeline.push([event, performance.timeOrigin + performance.now()]);
 }
 
 function progress(phase, fraction) {
@@ -91,13 +100,18 @@ function startSecond(source, options) {
 /** The second worker's work: one part of one file's rows, sent back, then closing. */
 async function readPart({ part, source, options }) {
   let answer = { header: null };
+  const timeline = [];
+  mark(timeline, "second worker: started");
   try {
     const bytes = source.file ? new Uint8Array(await source.file.arrayBuffer()) : source.bytes;
+    mark(timeline, "second worker: file read");
     await ready;
     answer = worker_part(source.name, bytes, options, part.index, part.of) || answer;
+    mark(timeline, "second worker: half parsed");
   } catch (error) {
     answer = { header: null, message: String(error) };
   }
+  answer.timeline = timeline;
   const buffers = answer.header ? [answer.header, ...answer.columns].map((a) => a.buffer) : [];
   self.postMessage(answer, buffers);
   self.close();
@@ -107,6 +121,8 @@ async function readPart({ part, source, options }) {
 self.onmessage = async (event) => {
   if (event.data.part) return readPart(event.data);
   let second = null;
+  const timeline = [];
+  mark(timeline, "loader: started");
   try {
     const { sources, options, spec } = event.data;
     const size = (s) => (s.file ? s.file.size : s.bytes.length);
@@ -123,11 +139,16 @@ self.onmessage = async (event) => {
       digests.push(digest(bytes));
       before += source.file ? source.file.size : source.bytes.length;
     }
+    mark(timeline, "loader: files read, digests started");
     await ready;
     const withDigests = JSON.stringify({ ...JSON.parse(options), sha256_elsewhere: Boolean(subtle) });
     // The bar never goes back (joining the second worker's part starts its count again).
     let shown = READ_SHARE;
+    let last = null;
     const report = (phase, fraction) => {
+      // A new phase of the wasm's: the one before it has ended ("Done" is not a phase).
+      if (last !== null && phase !== last && last !== "Done") mark(timeline, `loader: ended: ${last}`);
+      last = phase;
       shown = Math.max(shown, READ_SHARE + (1 - READ_SHARE) * fraction);
       progress(phase, shown);
     };
@@ -135,15 +156,23 @@ self.onmessage = async (event) => {
     // The wasm has its own copy of the files, and the digests took theirs when they started:
     // the file buffers can go (35 MB for a million-row log).
     buffers.length = 0;
+    mark(timeline, second ? "loader: first half parsed" : "loader: files parsed and prepared");
+    last = null;
     if (pending.waiting()) {
       const part = await second.part;
       // The part's buffers were transferred here: the second worker can go before the join.
       second.worker.terminate();
+      if (part) timeline.push(...part.timeline);
+      mark(timeline, "loader: second half arrived");
       pending.join(part, report);
     }
+    if (last !== null && last !== "Done") mark(timeline, `loader: ended: ${last}`);
     if (second) second.worker.terminate();
-    const { header, columns } = pending.finish(await Promise.all(digests));
-    self.postMessage({ kind: "done", header, columns }, [header, ...columns].map((a) => a.buffer));
+    const digested = await Promise.all(digests);
+    mark(timeline, "loader: digests done");
+    const { header, columns } = pending.finish(digested);
+    mark(timeline, "loader: taken apart for the page");
+    self.postMessage({ kind: "done", header, columns, timeline }, [header, ...columns].map((a) => a.buffer));
   } catch (error) {
     if (second) second.worker.terminate();
     self.postMessage({ kind: "error", message: String(error) });
