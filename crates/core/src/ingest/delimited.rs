@@ -1340,6 +1340,46 @@ mod tests {
         assert!(part_of("t", big("1,2\n").as_bytes(), &options, 0, 1, &mut |_| {}).is_none());
     }
 
+    /// A quote in either half of a large file makes no part readable (each reader of a part
+    /// checks the whole body, so that the loader knows at once to read the file whole), and
+    /// the file is read by the `csv` crate, the same as the quoted reader gives.
+    #[test]
+    fn a_quote_in_either_half_sends_the_whole_file_to_the_csv_crate() {
+        use crate::ingest::{parse, parse_parts, part_of};
+        let options = IngestOptions::default();
+        let rows = |n: usize| "1,2\n".repeat(n);
+        for (name, text) in [
+            (
+                "early",
+                format!("ttft_ms,e2e_ms\n\"3\",4\n{}", rows(300_000)),
+            ),
+            (
+                "late",
+                format!("ttft_ms,e2e_ms\n{}\"3\",\"4\"\n", rows(300_000)),
+            ),
+        ] {
+            let bytes = text.as_bytes();
+            let whole = parse("t", bytes, &options);
+            assert_eq!(whole.table.len(), 300_001, "{name}");
+            let want = parse_with(
+                "t",
+                &text,
+                crate::ingest::Format::Csv,
+                &options,
+                Splitter::Quoted,
+                &mut |_| {},
+            );
+            assert_eq!(whole.table, want.table, "{name}");
+            assert_eq!(whole.errors, want.errors, "{name}");
+            let parts: Vec<Option<Part>> = (0..2)
+                .map(|k| part_of("t", bytes, &options, k, 2, &mut |_| {}))
+                .collect();
+            assert!(parts.iter().all(Option::is_none), "{name}");
+            let got = parse_parts("t", bytes, &options, parts, &mut |_| {});
+            assert_eq!(got, whole, "{name}");
+        }
+    }
+
     /// The word-at-a-time scans against their definitions, byte by byte: every byte value in
     /// every position of a word, and random texts where a quote, a `\r` or a `\n` falls at
     /// every place, across word and block boundaries.
