@@ -235,6 +235,16 @@ fn read(
     let total = text.len().max(1) as f64;
     let at = start.byte() as f64;
     let mut body_progress = |f: f64| progress((at + f * body.len() as f64) / total);
+    let mut plain_pieces = |plan: Plan| {
+        read_plain(
+            &layout,
+            body,
+            start.line(),
+            delimiter,
+            plan,
+            &mut body_progress,
+        )
+    };
     // A body is cut in parts for other readers only when it is plain and large.
     let (pieces, given) = match parts {
         Parts::All => (None, Vec::new()),
@@ -248,14 +258,7 @@ fn read(
                 only: Some(index),
                 given: Vec::new(),
             };
-            let piece = read_plain(
-                &layout,
-                body,
-                start.line(),
-                delimiter,
-                plan,
-                &mut body_progress,
-            );
+            let piece = plain_pieces(plan);
             return Read::Part(piece.into_iter().next().map(|p| Box::new(p.into_part())));
         }
         Parts::Given(given) => (Some(given.len()), given),
@@ -272,14 +275,7 @@ fn read(
             only: None,
             given,
         };
-        read_plain(
-            &layout,
-            body,
-            start.line(),
-            delimiter,
-            plan,
-            &mut body_progress,
-        )
+        plain_pieces(plan)
     } else {
         let mut piece = Piece::new(&layout, count_lines(text.as_bytes()) + 1);
         read_quoted(&layout, &mut piece, text, &mut reader, record, &mut |f| {
