@@ -243,7 +243,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             let Some(dst) = per_cell.get_mut(cell_of[row] as usize) else {
                 return;
             };
-            if table.status.get(row) != Some(&Status::Ok) {
+            if !matches!(table.status.get(row), Some(Status::Ok)) {
                 return;
             }
             if gaps {
@@ -943,7 +943,7 @@ fn tally_rows(
             continue;
         };
         let v = judge(table, prepared, row, targets, spec.cancellations);
-        if table.status.get(row) == Some(&Status::Cancelled) {
+        if matches!(table.status.get(row), Some(Status::Cancelled)) {
             tally.cancel.cancelled += 1;
             if let Some(w) = cancel_wait_ms(table, row) {
                 tally.waits.push(w);
