@@ -59,6 +59,10 @@ const SAMPLE: usize = 10_000;
 /// A body this large (bytes) is read on every core when it has no quotes.
 const PARALLEL_FROM: usize = 1 << 20;
 
+/// Bytes a scan of the whole body (quote check, line count) looks at per call (see
+/// `crate::parallel` on long loops in the browser).
+const SCAN_CALL: usize = 1 << 20;
+
 /// How the rows under the header are read. Every way gives the same [`Loaded`]; the choice is
 /// only speed. (Public for the tests and the fuzzer that check exactly that.)
 #[doc(hidden)]
@@ -650,12 +654,12 @@ fn bytes_equal(word: u64, byte: u8) -> u64 {
 }
 
 /// True when the plain splitter reads `body` exactly as the `csv` crate would: no quote, and
-/// every carriage return ends a line (`\r\n`, or the very end). Checked a megabyte per call
-/// (see `crate::parallel` on long loops in the browser) by [`plain_block`].
+/// every carriage return ends a line (`\r\n`, or the very end). Checked [`SCAN_CALL`] bytes
+/// per call by [`plain_block`].
 fn is_plain(body: &[u8]) -> bool {
-    body.chunks(1 << 20).enumerate().all(|(k, block)| {
+    body.chunks(SCAN_CALL).enumerate().all(|(k, block)| {
         // The byte after the block, which a `\r` at its end may stand before.
-        let next = body.get((k + 1) << 20).copied();
+        let next = body.get((k + 1) * SCAN_CALL).copied();
         plain_block(block, next)
     })
 }
@@ -703,10 +707,9 @@ fn plain_bytes(block: &[u8], from: usize, to: usize, next: Option<u8>) -> bool {
     })
 }
 
-/// The number of `\n` in `bytes`, a megabyte per call (see `crate::parallel` on long loops in
-/// the browser).
+/// The number of `\n` in `bytes`, [`SCAN_CALL`] bytes per call.
 fn count_lines(bytes: &[u8]) -> usize {
-    bytes.chunks(1 << 20).map(count_line_ends).sum()
+    bytes.chunks(SCAN_CALL).map(count_line_ends).sum()
 }
 
 /// The `\n` of one block, counted in runs of 255 bytes into a byte-wide sum, which native

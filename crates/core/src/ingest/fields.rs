@@ -672,9 +672,12 @@ fn cell_duration(cell: &[u8], unit: TimeUnit) -> Result<Option<f64>, String> {
 /// count, which `token_count` would accept unchanged.
 #[cfg_attr(target_arch = "wasm32", inline(always))]
 fn cell_count(cell: &[u8]) -> Result<Option<f64>, String> {
-    match plain_digits(cell) {
-        Some(v) => Ok(Some(v as f64)),
-        None => cell_number(cell)?.map(token_count).transpose(),
+    if let Some(v) = plain_digits(cell) {
+        return Ok(Some(v as f64));
+    }
+    match cell_number(cell)? {
+        Some(v) => token_count(v).map(Some),
+        None => Ok(None),
     }
 }
 
