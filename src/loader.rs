@@ -64,8 +64,16 @@ struct Job {
     _on_error: Closure<dyn FnMut(web_sys::Event)>,
 }
 
+/// A loader worker started before its load (see `warm`), with the handler that drops it if its
+/// script fails meanwhile.
+struct Spare {
+    worker: Worker,
+    _on_error: Closure<dyn FnMut(web_sys::Event)>,
+}
+
 thread_local! {
     static JOB: RefCell<Option<Job>> = const { RefCell::new(None) };
+    static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     /// Counts loads and cancellations: work scheduled for an older one is dropped.
     static GENERATION: Cell<u32> = const { Cell::new(0) };
 }
@@ -184,11 +192,53 @@ fn load_in_page(state: AppState, sources: Vec<Source>, done: SharedDone) {
     });
 }
 
-fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result<(), String> {
+fn new_worker() -> Result<Worker, String> {
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
-    let worker = Worker::new_with_options("./worker.js", &options)
-        .map_err(|e| format!("no worker: {e:?}"))?;
+    Worker::new_with_options("./worker.js", &options).map_err(|e| format!("no worker: {e:?}"))
+}
+
+/// Starts the next load's worker now, while the user is still choosing a file (a click on the
+/// upload control, a file dragged over the drop zone), and tells it to start its second worker
+/// too. Starting two workers and instantiating the wasm in each takes 50 to 80 ms, which then
+/// passes behind the file dialog instead of after the file is given. At most one such pair
+/// waits; the next load takes it (and ends it with itself). Where no worker can start, this does
+/// nothing and the load starts its own, or reads on the page.
+pub fn warm() {
+    if SPARE.with(|s| s.borrow().is_some()) {
+        return;
+    }
+    let Ok(worker) = new_worker() else {
+        return;
+    };
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(|ev: web_sys::Event| {
+        ev.prevent_default();
+        if let Some(spare) = SPARE.with(|s| s.borrow_mut().take()) {
+            spare.worker.terminate();
+        }
+    });
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    let message = Object::new();
+    set(&message, "warm", &JsValue::TRUE);
+    if worker.post_message(&message).is_err() {
+        worker.terminate();
+        return;
+    }
+    SPARE.with(|s| {
+        *s.borrow_mut() = Some(Spare {
+            worker,
+            _on_error: on_error,
+        })
+    });
+}
+
+fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result<(), String> {
+    // The spare's error handler stays alive until the job's replaces it below.
+    let spare = SPARE.with(|s| s.borrow_mut().take());
+    let worker = match &spare {
+        Some(spare) => spare.worker.clone(),
+        None => new_worker()?,
+    };
 
     let fallback = sources.to_vec();
     let fallback_done = done.clone();
@@ -205,6 +255,7 @@ fn start_worker(state: AppState, sources: &[Source], done: SharedDone) -> Result
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    drop(spare);
 
     let message = Object::new();
     let list = Array::new();

@@ -9,12 +9,15 @@
 //
 // One large file (PART_FROM bytes or more) is read by two workers at once: this one starts a
 // second worker of its own (the same script) and sends it {part: {index: 1, of: 2}, source,
-// options}. The second reads the file, parses the second half of its rows (worker_part) and
-// answers {header, columns} (or {header: null} when the file is not read in parts: not a CSV,
-// quotes, a saved report), then closes. This worker parses the first half meanwhile, then joins
-// the two (PendingLoad.join: exactly what one worker would have read; whatever the second
-// could not give is read here); the second is terminated as soon as its part has arrived, before
-// the join. Terminating this worker terminates the second too.
+// options}. The page may send {warm: true} first, while the user is still choosing a file
+// (src/loader.rs, `warm`): this worker then starts its second at once, so that both have their
+// wasm instantiated by the time the file comes, and the second gets its part the moment it
+// does. The second reads the file, parses the second half of its rows (worker_part) and answers
+// {header, columns} (or {header: null} when the file is not read in parts: not a CSV, quotes, a
+// saved report), then closes. This worker parses the first half meanwhile, then joins the two
+// (PendingLoad.join: exactly what one worker would have read; whatever the second could not give
+// is read here); the second is terminated as soon as its part has arrived, before the join.
+// Terminating this worker terminates the second too.
 //
 // Messages to the page:
 //   {kind: "progress", phase: "Reading a.csv", fraction: 0.1}
@@ -76,10 +79,11 @@ async function readFile(file, before, total) {
 }
 
 /**
- * Starts the second worker on part 1 of 2 of `source`; its answer (`{header, columns}`, or null
- * for none) is the promise `part`. Null where no worker can be started here.
+ * Starts a second worker, which instantiates its wasm and waits for a part to read; its answer
+ * (`{header, columns}`, or null for none) will be the promise `part`. Null where no worker can be
+ * started here.
  */
-function startSecond(source, options) {
+function startSecond() {
   let worker;
   try {
     worker = new Worker(new URL(import.meta.url), { type: "module" });
@@ -93,9 +97,11 @@ function startSecond(source, options) {
       resolve(null);
     };
   });
-  worker.postMessage({ part: { index: 1, of: 2 }, source, options });
   return { worker, part };
 }
+
+// The second worker started by a {warm: true} message, waiting for its part; null once taken.
+let spare = null;
 
 /** The second worker's work: one part of one file's rows, sent back, then closing. */
 async function readPart({ part, source, options }) {
@@ -120,13 +126,23 @@ async function readPart({ part, source, options }) {
 // Set before the wasm is ready, so the first message is never missed.
 self.onmessage = async (event) => {
   if (event.data.part) return readPart(event.data);
+  if (event.data.warm) {
+    spare = spare || startSecond();
+    return;
+  }
   let second = null;
   const timeline = [];
   mark(timeline, "loader: started");
   try {
     const { sources, options, spec } = event.data;
     const size = (s) => (s.file ? s.file.size : s.bytes.length);
-    if (sources.length === 1 && size(sources[0]) >= PART_FROM) second = startSecond(sources[0], options);
+    if (sources.length === 1 && size(sources[0]) >= PART_FROM) {
+      second = spare || startSecond();
+      if (second) second.worker.postMessage({ part: { index: 1, of: 2 }, source: sources[0], options });
+    } else if (spare) {
+      spare.worker.terminate();
+    }
+    spare = null;
     const total = Math.max(1, sources.reduce((sum, s) => sum + (s.file ? s.file.size : s.bytes.length), 0));
     const names = [];
     const buffers = [];

@@ -97,6 +97,66 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   await context.close();
 });
 
+/** Clicks the upload control as a person does; resolves to the file dialog Playwright caught. */
+async function openFileDialog(page) {
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("upload").click()]);
+  return chooser;
+}
+
+/** Waits until `workers` (urls, as page.on("worker") saw them) has `n` entries. */
+async function waitForWorkers(page, workers, n) {
+  for (let k = 0; k < 100 && workers.length < n; k++) await page.waitForTimeout(100);
+  assert.equal(workers.length, n, JSON.stringify(workers));
+}
+
+test("a click on the upload control (or a drag over the drop zone) starts the next load's two workers, and the file chosen uses them", async () => {
+  const { page, context, errors } = await openPage(browser, server.url + "#data");
+  const workers = [];
+  page.on("worker", (w) => workers.push(w.url()));
+  const data = new DataPage(page);
+  await data.open();
+  await page.evaluate(() => {
+    window.__phases = new Set();
+    new MutationObserver(() => {
+      const label = document.querySelector('[data-testid="load-progress"] label');
+      if (label) window.__phases.add(label.textContent);
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+  // While the dialog is open, both workers start; nothing is loading yet.
+  let chooser = await openFileDialog(page);
+  await waitForWorkers(page, workers, 2);
+  assert.equal(await page.getByTestId("load-progress").count(), 0);
+  // A second click while they wait starts no more.
+  chooser = await openFileDialog(page);
+  await page.waitForTimeout(500);
+  assert.equal(workers.length, 2, JSON.stringify(workers));
+  await chooser.setFiles(bigFile);
+  const report = new ReportPage(page);
+  await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
+  await report.waitForReport();
+  assert.equal(await report.text("attainment"), expected);
+  // The file was read in halves by the pair started at the click: no other worker started.
+  const phases = await page.evaluate(() => [...window.__phases]);
+  assert.ok(phases.some((p) => p.startsWith("Joining the halves of big_log.csv")), JSON.stringify(phases));
+  assert.equal(workers.length, 2, JSON.stringify(workers));
+  // A file dragged over the drop zone starts the next pair; a small file read by it leaves the
+  // second unused.
+  await data.open();
+  const small = path.join(path.dirname(bigFile), "small_log.csv");
+  // TPOT = (e2e - ttft) / (output_tokens - 1): 50, 50 and 60 ms; TTFT 100, 600 and 200 ms.
+  // Against TTFT <= 500 ms and TPOT <= 50 ms only the first passes: 1 of 3.
+  fs.writeFileSync(small, "request_id,ttft_ms,e2e_ms,output_tokens\n1,100,600,11\n2,600,1100,11\n3,200,800,11\n");
+  await page.locator(".dropzone").dispatchEvent("dragover");
+  await waitForWorkers(page, workers, 4);
+  await data.upload(small);
+  await page.waitForFunction(() => location.hash === "#report");
+  await report.waitForReport();
+  assert.equal(await report.text("attainment"), "33.33 %");
+  assert.equal(workers.length, 4, JSON.stringify(workers));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("a large file the second worker cannot read in parts (quotes) is read whole by the first", async () => {
   // The same log with one id quoted: the body is not cut at line ends, so the loader reads it all.
   const quoted = path.join(path.dirname(bigFile), "quoted_log.csv");
