@@ -21,6 +21,9 @@
 //     to its result arriving on the page;
 //   - and what the workers did when: the `timeline` of www/worker.js's "done" message (each
 //     step's moment, from both workers), printed as ms since the `change` event.
+// The app starts with the spec in bench/report_spec.json (put where the app keeps its spec, in
+// localStorage, before it starts): 3 classes × 3 input-length buckets, TTFT, TPOT and E2E targets,
+// 6 percentiles, the report issue #9 names; the same spec as `cargo bench -p slo-core`.
 // Long tasks come from a PerformanceObserver ('longtask'), registered before the app starts.
 // Memory: the renderer process's peak resident set (VmHWM in /proc, Linux) and the JS heap
 // (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
@@ -126,6 +129,10 @@ function rendererPeakKiB() {
   return peak;
 }
 
+// The spec the report is computed for, and where the app keeps it (src/state.rs).
+const SPEC = fs.readFileSync(new URL("./report_spec.json", import.meta.url), "utf8");
+const SPEC_KEY = "slo-workbench.spec.v1";
+
 // How long the bench's "person" spends in the file dialog.
 const DIALOG_MS = 500;
 
@@ -134,6 +141,7 @@ async function once(url, file, cold) {
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.addInitScript(initScript);
+    await context.addInitScript(([key, spec]) => localStorage.setItem(key, spec), [SPEC_KEY, SPEC]);
     const page = await context.newPage();
     const errors = [];
     page.on("pageerror", (e) => errors.push(String(e)));

@@ -7,7 +7,7 @@
 
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use slo_core::evaluate::{evaluate, prepare, Duration};
-use slo_core::spec::{ClassRule, ClassSpec, Spec, Targets, TtftTarget};
+use slo_core::spec::{Spec, TtftTarget};
 use slo_core::table::{RequestTable, Row, Status};
 use slo_core::transfer::Batch;
 
@@ -47,36 +47,28 @@ pub fn synthetic(n: usize) -> RequestTable {
     t
 }
 
-pub fn spec(ttft_ms: f64) -> Spec {
-    let targets = Targets {
-        ttft: Some(TtftTarget::Fixed { ms: ttft_ms }),
-        tpot_ms: Some(50.0),
-        e2e_ms: Some(30_000.0),
-        itl_ms: None,
-        queue_ms: None,
-    };
-    let mut spec = Spec::single(targets);
-    spec.bucket_edges = vec![2000, 16000];
-    spec.percentiles = vec![50.0, 75.0, 90.0, 95.0, 99.0, 99.9];
-    spec.classes = ["chat", "code", "batch"]
-        .iter()
-        .map(|c| ClassSpec {
-            name: c.to_string(),
-            description: String::new(),
-            rule: ClassRule::Equals {
-                column: "class".to_string(),
-                value: c.to_string(),
-            },
-            targets: vec![targets; 3],
-        })
-        .collect();
+/// The spec the browser benchmark gives the app too (`bench/report_spec.json`: 3 classes × 3
+/// input-length buckets, TTFT, TPOT and E2E targets, 6 percentiles).
+fn spec() -> Spec {
+    Spec::from_json(include_str!("../../../bench/report_spec.json"))
+        .expect("bench/report_spec.json is a valid spec")
+}
+
+/// `spec` with every TTFT target set to `ms`.
+fn with_ttft(spec: &Spec, ms: f64) -> Spec {
+    let mut spec = spec.clone();
+    for class in &mut spec.classes {
+        for targets in &mut class.targets {
+            targets.ttft = Some(TtftTarget::Fixed { ms });
+        }
+    }
     spec
 }
 
 fn bench(c: &mut Criterion) {
     let table = synthetic(1_000_000);
     let duration = Duration::known(3600.0, "bench");
-    let base = spec(500.0);
+    let base = spec();
     let prepared = prepare(&table, &base);
     let mut group = c.benchmark_group("1M requests");
     group.sample_size(10);
@@ -84,7 +76,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("reevaluate after a target change", |b| {
         b.iter(|| {
             ttft = if ttft > 900.0 { 400.0 } else { ttft + 1.0 };
-            let s = spec(ttft);
+            let s = with_ttft(&base, ttft);
             black_box(evaluate(&table, &prepared, &s, &duration))
         })
     });
