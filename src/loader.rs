@@ -202,7 +202,8 @@ fn new_worker() -> Result<Worker, String> {
 /// upload control, a file dragged over the drop zone), and tells it to start its second worker
 /// too. Starting two workers and instantiating the wasm in each takes 50 to 80 ms, which then
 /// passes behind the file dialog instead of after the file is given. At most one such pair
-/// waits; the next load takes it (and ends it with itself). Where no worker can start, this does
+/// waits (about 19 MiB while it does; a cancelled dialog leaves it for the next load); the
+/// next load takes it (and ends it with itself). Where no worker can start, this does
 /// nothing and the load starts its own, or reads on the page.
 pub fn warm() {
     if SPARE.with(|s| s.borrow().is_some()) {
