@@ -198,13 +198,13 @@ fn new_worker() -> Result<Worker, String> {
     Worker::new_with_options("./worker.js", &options).map_err(|e| format!("no worker: {e:?}"))
 }
 
-/// Starts the next load's worker now, while the user is still choosing a file (a click on the
-/// upload control, a file dragged over the drop zone), and tells it to start its second worker
-/// too. Starting two workers and instantiating the wasm in each takes 50 to 80 ms, which then
-/// passes behind the file dialog instead of after the file is given. At most one such pair
-/// waits (about 19 MiB while it does; a cancelled dialog leaves it for the next load); the
-/// next load takes it (and ends it with itself). Where no worker can start, this does
-/// nothing and the load starts its own, or reads on the page.
+/// Starts the next load's worker now, while the user is still choosing a file (a click on a
+/// control that opens a file dialog for a load, a file dragged over the drop zone), and tells
+/// it to start its second worker too. Starting two workers and instantiating the wasm in each
+/// takes 50 to 80 ms, which then passes behind the file dialog instead of after the file is
+/// given. At most one such pair waits (about 19 MiB while it does; a cancelled dialog leaves
+/// it for the next load); the next load takes it (and ends it with itself). Where no worker
+/// can start, this does nothing and the load starts its own, or reads on the page.
 pub fn warm() {
     if SPARE.with(|s| s.borrow().is_some()) {
         return;

@@ -221,9 +221,16 @@ test("a run to compare with is read off the page too, and an unreadable one is n
   const text = await alert.innerText();
   assert.match(text, /^empty_run\.csv: the file is empty/);
   assert.doesNotMatch(text, /empty_run\.csv: empty_run\.csv/);
-  // The big log as the other run: the comparison table appears, from the worker's result.
-  await page.getByTestId("compare-file").setInputFiles(bigFile);
+  // The big log as the other run, chosen as a person does: the click starts the workers (a
+  // pair: loader and second), the file dialog's choice uses them; the comparison table
+  // appears, from the worker's result.
+  const workers = [];
+  page.on("worker", (w) => workers.push(w.url()));
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("compare-file").click()]);
+  await waitForWorkers(page, workers, 2);
+  await chooser.setFiles(bigFile);
   await page.getByTestId("compare-table").waitFor({ timeout: 120000 });
+  assert.equal(workers.length, 2, JSON.stringify(workers));
   assert.deepEqual(errors, []);
   await context.close();
 });
