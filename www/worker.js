@@ -30,7 +30,7 @@
 // each the moment a step began or ended ("loader: first half parsed"), in ms since the epoch
 // (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
 // ignores it; bench/browser_bench.mjs prints it.
-import init, { worker_load, worker_part } from "./slo-workbench.js";
+import init, { worker_load, worker_part, worker_sha256 } from "./slo-workbench.js";
 
 const ready = init({ module_or_path: new URL("./slo-workbench_bg.wasm", import.meta.url) });
 
@@ -184,7 +184,12 @@ self.onmessage = async (event) => {
     }
     if (last !== null && last !== "Done") mark(timeline, `loader: ended: ${last}`);
     if (second) second.worker.terminate();
-    const digested = await Promise.all(digests);
+    // Where Web Crypto failed on a file, the wasm computes the digest from the file read again
+    // (it freed its own copy before preparing). Without Web Crypto the wasm computed them all.
+    const bytesOf = async (s) => (s.file ? new Uint8Array(await s.file.arrayBuffer()) : s.bytes);
+    const digested = await Promise.all(
+      digests.map(async (d, k) => (await d) ?? (subtle ? worker_sha256(await bytesOf(sources[k])) : null)),
+    );
     mark(timeline, "loader: digests done");
     const { header, columns } = pending.finish(digested);
     mark(timeline, "loader: taken apart for the page");

@@ -96,6 +96,21 @@ impl Batch {
         sources: &[(String, Vec<u8>)],
         options: &IngestOptions,
         spec: Option<&Spec>,
+        given: Option<Vec<Option<Part>>>,
+        progress: &mut dyn FnMut(&str, f64),
+    ) -> Batch {
+        let mut batch = Batch::read_given(sources, options, given, progress);
+        batch.prepare_for(spec, progress);
+        batch
+    }
+
+    /// The first half of [`Batch::load_given`]: every source parsed and the files combined,
+    /// nothing prepared yet. The sources are not needed after this, so a caller short of memory
+    /// can free them before [`Batch::prepare_for`] (the app's loader worker does: `prepare`'s
+    /// columns then reuse the file's memory).
+    pub fn read_given(
+        sources: &[(String, Vec<u8>)],
+        options: &IngestOptions,
         mut given: Option<Vec<Option<Part>>>,
         progress: &mut dyn FnMut(&str, f64),
     ) -> Batch {
@@ -123,27 +138,45 @@ impl Batch {
             });
         }
         batch.table = ingest::take_combined(&mut batch.files);
-        if let Some(spec) = spec.filter(|s| s.validate().is_empty() && !batch.table.is_empty()) {
-            progress("Grouping requests and sorting latencies", PARSE_SHARE);
-            batch.prepared = Some(prepare(&batch.table, spec));
-        }
-        progress("Done", 1.0);
         batch
     }
 
-    /// Fills in the SHA-256 of every file loaded with `IngestOptions::sha256_elsewhere`: from
-    /// `digests` (lower-case hex, one per source, in the order of the `sources` given to
-    /// [`Batch::load`]), or computed here where one is `None`.
-    pub fn fill_sha256(&mut self, sources: &[(String, Vec<u8>)], digests: &[Option<String>]) {
-        // Files are the sources that are not saved reports, in the same order.
-        let logs = sources
+    /// The second half of [`Batch::load_given`]: the table prepared for `spec` when the spec is
+    /// valid and there are requests (else nothing is prepared), then "Done".
+    pub fn prepare_for(&mut self, spec: Option<&Spec>, progress: &mut dyn FnMut(&str, f64)) {
+        if let Some(spec) = spec.filter(|s| s.validate().is_empty() && !self.table.is_empty()) {
+            progress("Grouping requests and sorting latencies", PARSE_SHARE);
+            self.prepared = Some(prepare(&self.table, spec));
+        }
+        progress("Done", 1.0);
+    }
+
+    /// For each of `sources`, whether it becomes a file of the batch (a log) rather than a
+    /// saved report: what [`Batch::fill_sha256`] matches digests with, once the sources' bytes
+    /// are gone.
+    pub fn logs_of(sources: &[(String, Vec<u8>)]) -> Vec<bool> {
+        sources
+            .iter()
+            .map(|(_, bytes)| saved_report(bytes).is_none())
+            .collect()
+    }
+
+    /// Fills in the SHA-256 of every file loaded with `IngestOptions::sha256_elsewhere`, from
+    /// `digests`: lower-case hex, one per source in the order of the sources given to
+    /// [`Batch::load`], saved reports included; `is_log` says which sources are files
+    /// ([`Batch::logs_of`]). A file whose digest is `None` keeps an empty one: where the bytes
+    /// are at hand, compute it first (`ingest::sha256_hex`). A file that has its digest already
+    /// (computed while parsing) keeps it.
+    pub fn fill_sha256(&mut self, is_log: &[bool], digests: &[Option<String>]) {
+        let logs = is_log
             .iter()
             .zip(digests.iter().chain(std::iter::repeat(&None)))
-            .filter(|((_, bytes), _)| saved_report(bytes).is_none());
-        for (file, ((_, bytes), digest)) in self.files.iter_mut().zip(logs) {
+            .filter(|(&log, _)| log);
+        for (file, (_, digest)) in self.files.iter_mut().zip(logs) {
             if file.provenance.sha256.is_empty() {
-                file.provenance.sha256 =
-                    digest.clone().unwrap_or_else(|| ingest::sha256_hex(bytes));
+                if let Some(digest) = digest {
+                    file.provenance.sha256 = digest.clone();
+                }
             }
         }
     }

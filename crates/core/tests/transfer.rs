@@ -231,10 +231,22 @@ fn digests_left_to_the_caller_are_filled_in_source_order_past_saved_reports() {
             .collect()
     };
     assert_eq!(shas(&batch), ["", ""]);
-    // The browser gave the first file's digest (any text is taken as given) and not the last's.
+    // Known once the bytes are gone: the saved report in the middle is not a file.
+    let logs = Batch::logs_of(&sources);
+    assert_eq!(logs, [true, false, true]);
+    // The browser gave the first file's digest (any text is taken as given) and not the last's:
+    // that one stays empty (the caller computes a missing digest while it has the bytes).
+    let mut partly = batch.clone();
+    partly.fill_sha256(&logs, &[Some("from-the-browser".to_string()), None, None]);
+    assert_eq!(shas(&partly), ["from-the-browser", ""]);
+    // The third digest goes to the second file, past the saved report's.
     batch.fill_sha256(
-        &sources,
-        &[Some("from-the-browser".to_string()), None, None],
+        &logs,
+        &[
+            Some("from-the-browser".to_string()),
+            Some("the-saved-report's".to_string()),
+            Some(ingest::sha256_hex(&b.1)),
+        ],
     );
     assert_eq!(
         shas(&batch),
@@ -243,7 +255,7 @@ fn digests_left_to_the_caller_are_filled_in_source_order_past_saved_reports() {
     // A load that computed its digests keeps them.
     let mut own = Batch::load(&sources, &IngestOptions::default(), None, &mut |_, _| {});
     own.fill_sha256(
-        &sources,
+        &logs,
         &[
             Some("ignored".to_string()),
             None,
