@@ -97,6 +97,17 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   await context.close();
 });
 
+/** From now on, every phase the progress bar names is noted in `window.__phases`. */
+async function recordPhases(page) {
+  await page.evaluate(() => {
+    window.__phases = new Set();
+    new MutationObserver(() => {
+      const label = document.querySelector('[data-testid="load-progress"] label');
+      if (label) window.__phases.add(label.textContent);
+    }).observe(document.body, { childList: true, subtree: true, characterData: true });
+  });
+}
+
 /** Clicks the upload control as a person does; resolves to the file dialog Playwright caught. */
 async function openFileDialog(page) {
   const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("upload").click()]);
@@ -115,13 +126,7 @@ test("a click on the upload control (or a drag over the drop zone) starts the ne
   page.on("worker", (w) => workers.push(w.url()));
   const data = new DataPage(page);
   await data.open();
-  await page.evaluate(() => {
-    window.__phases = new Set();
-    new MutationObserver(() => {
-      const label = document.querySelector('[data-testid="load-progress"] label');
-      if (label) window.__phases.add(label.textContent);
-    }).observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
+  await recordPhases(page);
   // While the dialog is open, both workers start; nothing is loading yet.
   let chooser = await openFileDialog(page);
   await waitForWorkers(page, workers, 2);
@@ -164,13 +169,7 @@ test("a large file the second worker cannot read in parts (quotes) is read whole
   const { page, context, errors } = await openPage(browser, server.url + "#data");
   const data = new DataPage(page);
   await data.open();
-  await page.evaluate(() => {
-    window.__phases = new Set();
-    new MutationObserver(() => {
-      const label = document.querySelector('[data-testid="load-progress"] label');
-      if (label) window.__phases.add(label.textContent);
-    }).observe(document.body, { childList: true, subtree: true, characterData: true });
-  });
+  await recordPhases(page);
   await data.upload(quoted);
   await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
   await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
