@@ -108,9 +108,10 @@ async function recordPhases(page) {
   });
 }
 
-/** Clicks the upload control as a person does; resolves to the file dialog Playwright caught. */
-async function openFileDialog(page) {
-  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("upload").click()]);
+/** Clicks a file control (the Data tab's upload unless named) as a person does; resolves to
+ * the file dialog Playwright caught. */
+async function openFileDialog(page, testId = "upload") {
+  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId(testId).click()]);
   return chooser;
 }
 
@@ -225,7 +226,7 @@ test("a run to compare with is read off the page too, and an unreadable one is n
   // appears, from the worker's result.
   const workers = [];
   page.on("worker", (w) => workers.push(w.url()));
-  const [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("compare-file").click()]);
+  const chooser = await openFileDialog(page, "compare-file");
   await waitForWorkers(page, workers, 2);
   await chooser.setFiles(bigFile);
   await page.getByTestId("compare-table").waitFor({ timeout: 120000 });
