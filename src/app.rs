@@ -153,7 +153,8 @@ pub fn App() -> impl IntoView {
                 " SLO Workbench"
             </div>
             <nav class="tabs" aria-label="Steps">{tabs}</nav>
-            <Show when=move || state.sample.get()>
+            // (Not over a loading file's report shown ahead of its data.)
+            <Show when=move || state.sample.get() && state.early.with(Option::is_none)>
                 <span class="badge sample" data-testid="sample-badge" title="The numbers below come from built-in sample data">
                     "sample data"
                 </span>

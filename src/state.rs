@@ -4,7 +4,9 @@
 //! [`AppState::commit`], which sets the files and their combined table. Evaluation is then a chain
 //! of memos: the prepared grouping (recomputed only when classes, buckets, method or percentiles
 //! change; a worker's load brings it ready-made) and the report (recomputed on every target
-//! change, which is cheap).
+//! change, which is cheap). A worker's load also sends its report ahead of its columns
+//! ([`EarlyReport`]): it is shown while the columns are on their way, then kept as the loaded
+//! table's report so that the page does not compute and draw the same report again.
 
 use std::sync::Arc;
 
@@ -42,6 +44,15 @@ impl<T> Shared<T> {
     }
 }
 
+/// A report the loader worker computed before its load reached the page (`loader.rs`), with
+/// the spec and typed duration it was computed for.
+#[derive(Clone, Debug)]
+pub struct EarlyReport {
+    pub report: Shared<Report>,
+    pub spec: Spec,
+    pub duration_s: Option<f64>,
+}
+
 /// What the last load said.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Notice {
@@ -72,6 +83,11 @@ pub struct AppState {
     pub table: RwSignal<Shared<RequestTable>>,
     /// The grouping a worker prepared with the table, used once if the spec still matches.
     prepared_seed: StoredValue<Option<Shared<Prepared>>>,
+    /// The running load's report, shown until the load commits or stops (None otherwise).
+    pub early: RwSignal<Option<EarlyReport>>,
+    /// The early report of the load just committed, with its table: that table's report, once,
+    /// if the spec and the typed duration are still the ones it was computed for.
+    report_seed: StoredValue<Option<(EarlyReport, Shared<RequestTable>)>>,
     /// The running load's progress (None when nothing is loading).
     pub loading: RwSignal<Option<Progress>>,
     /// The user's column mapping (remembered in this browser), applied to every load.
@@ -212,7 +228,14 @@ impl AppState {
             Some(saved) => saved.0.files.clone(),
             None => files.with(|f| f.iter().map(|l| l.0.provenance.clone()).collect()),
         });
+        let early = RwSignal::new(None::<EarlyReport>);
+        let report_seed = StoredValue::new(None::<(EarlyReport, Shared<RequestTable>)>);
         let report = Memo::new(move |_| {
+            // A running load's report, until the load itself arrives (whatever the spec does
+            // meanwhile: the table shown so far is the previous load's).
+            if let Some(early) = early.get() {
+                return Some(early.report);
+            }
             if let Some(saved) = viewing.get() {
                 return Some(Shared::new(saved.0.report.clone()));
             }
@@ -230,6 +253,14 @@ impl AppState {
                 if !s.validate().is_empty() {
                     return None;
                 }
+                // The same Shared as the early report shown: nothing below redraws.
+                let seed = report_seed
+                    .try_update_value(Option::take)
+                    .flatten()
+                    .filter(|(e, table)| *table == t && e.spec == *s && e.duration_s == typed);
+                if let Some((e, _)) = seed {
+                    return Some(e.report);
+                }
                 Some(Shared::new(evaluate(&t.0, &p.0, s, &duration)))
             })
         });
@@ -242,6 +273,8 @@ impl AppState {
             sample: RwSignal::new(false),
             table,
             prepared_seed,
+            early,
+            report_seed,
             loading: RwSignal::new(None),
             viewing,
             provenance,
@@ -257,8 +290,9 @@ impl AppState {
     /// without, as a read-only view of the saved numbers. The saved spec becomes the spec.
     pub fn open_saved(&self, saved: SavedReport) {
         let description = saved.describe();
-        // A preparation waiting for the previous load must not meet this table.
+        // A preparation or report waiting for the previous load must not meet this table.
         self.prepared_seed.set_value(None);
+        self.report_seed.set_value(None);
         self.spec.set(saved.spec.clone());
         match saved.data.clone() {
             Some(table) => {
@@ -340,6 +374,9 @@ impl AppState {
             table,
             prepared,
         } = batch;
+        // The report shown ahead of this load, if any, becomes its table's report below.
+        let early = self.early.get_untracked();
+        self.drop_early();
         let mut details = Vec::new();
         // The first saved report that reads opens; the others are named.
         for (name, text) in &saved {
@@ -412,8 +449,23 @@ impl AppState {
         self.sample.set(sample);
         self.viewing.set(None);
         self.prepared_seed.set_value(prepared.map(Shared::new));
+        let table = Shared::new(table);
+        self.report_seed
+            .set_value(early.map(|early| (early, table.clone())));
         self.files.set(good);
-        self.table.set(Shared::new(table));
+        self.table.set(table);
         true
+    }
+
+    /// Shows `early` as the report until the running load commits or stops (`loader.rs`).
+    pub fn show_early(&self, early: EarlyReport) {
+        self.early.set(Some(early));
+    }
+
+    /// Stops showing a running load's early report (the load committed, stopped or failed).
+    pub fn drop_early(&self) {
+        if self.early.with_untracked(Option::is_some) {
+            self.early.set(None);
+        }
     }
 }

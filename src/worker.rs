@@ -7,7 +7,7 @@
 use js_sys::{Array, Float64Array, Function, Object, Reflect, Uint32Array, Uint8Array};
 use slo_core::ingest::{self, IngestOptions, Part};
 use slo_core::spec::Spec;
-use slo_core::transfer::{Batch, Column, Parts};
+use slo_core::transfer::{self, Batch, Column, Parts};
 use wasm_bindgen::prelude::*;
 
 /// True when this wasm runs in a worker rather than in the page.
@@ -140,6 +140,18 @@ impl PendingLoad {
         self.join_with(other, &mut |phase, fraction| {
             let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
         });
+    }
+
+    /// The report of the prepared load (`Batch::report`) as JSON, for the page to show while
+    /// the batch is still being taken apart and sent (`transfer::report_to_json`):
+    /// `duration_s` is the run duration the user typed, if any. `undefined` where the page would
+    /// show no report of this load, or JSON cannot carry it exactly; the page then computes
+    /// the report once the batch has arrived, as before.
+    pub fn report(&self, duration_s: Option<f64>) -> Option<String> {
+        let (State::Loaded(batch), Some(spec)) = (&self.state, &self.spec) else {
+            return None;
+        };
+        transfer::report_to_json(&batch.report(spec, duration_s)?)
     }
 
     /// The batch taken apart (`Batch::into_parts`) as `{header, columns}`, with `digests` (per

@@ -90,9 +90,11 @@ export function useApp() {
   return app;
 }
 
-/** A new page that records every request and every console error. */
-export async function openPage(browser, url) {
+/** A new page that records every request and every console error; `init`, a function, runs in
+ * the page before the app's own scripts. */
+export async function openPage(browser, url, { init } = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  if (init) await context.addInitScript(init);
   const page = await context.newPage();
   const requests = [];
   const errors = [];

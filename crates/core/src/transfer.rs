@@ -12,12 +12,16 @@
 //! (docs/performance.md, fourth round). Everything else (provenance, messages, per-cell
 //! statistics, ids, statuses) is a small header of bytes.
 //!
+//! Ahead of the parts the worker sends the batch's report ([`Batch::report`], as JSON by
+//! [`report_to_json`]: a few hundred kilobytes), so that the page can show it while the columns
+//! are still on their way.
+//!
 //! The parts are private to one build of the app (the worker and the page run the same wasm):
 //! the header has a version number but no promise of compatibility, and parts are never stored.
 
 use serde::{Deserialize, Serialize};
 
-use crate::evaluate::{prepare, Prepared};
+use crate::evaluate::{evaluate, prepare, Prepared, Report};
 use crate::ingest::{self, IngestOptions, Loaded, Part};
 use crate::saved;
 use crate::spec::Spec;
@@ -149,6 +153,28 @@ impl Batch {
             self.prepared = Some(prepare(&self.table, spec));
         }
         progress("Done", 1.0);
+    }
+
+    /// The report the app shows once this batch is its loaded data, for `spec` (the spec the
+    /// batch was prepared for) and the duration the user typed, if any: the same
+    /// [`evaluate`] of the same table, preparation and run duration (`ingest::run_duration`
+    /// over the readable files) as the page computes after the batch has travelled. The app's
+    /// loader computes it before taking the batch apart, so that the page can show the report
+    /// while the columns are still on their way ([`report_to_json`]). `None` when the page
+    /// would show no report of this batch: nothing prepared (or prepared for another grouping),
+    /// an invalid spec, no requests, or a saved report among the files (it opens instead).
+    pub fn report(&self, spec: &Spec, typed_duration_s: Option<f64>) -> Option<Report> {
+        let prepared = self.prepared.as_ref()?;
+        if !self.saved.is_empty()
+            || self.table.is_empty()
+            || !spec.validate().is_empty()
+            || prepared.key != spec.grouping_key()
+        {
+            return None;
+        }
+        let readable: Vec<&Loaded> = self.files.iter().filter(|f| f.fatal.is_none()).collect();
+        let duration = ingest::run_duration(&readable, &self.table, typed_duration_s);
+        Some(evaluate(&self.table, prepared, spec, &duration))
     }
 
     /// For each of `sources`, whether it becomes a file of the batch (a log) rather than a
@@ -309,6 +335,24 @@ impl Batch {
         }
         Ok(batch)
     }
+}
+
+/// A report as JSON for the trip from the loader to the page ([`Batch::report`]), or `None`
+/// when JSON cannot carry it exactly (a statistic that overflowed to infinity becomes null):
+/// then the page computes the report itself once the batch has arrived.
+pub fn report_to_json(report: &Report) -> Option<String> {
+    let json = serde_json::to_string(report).ok()?;
+    (report_from_json(&json).ok().as_ref() == Some(report)).then_some(json)
+}
+
+/// The report [`report_to_json`] wrote.
+pub fn report_from_json(json: &str) -> Result<Report, String> {
+    // Through a `Value`, as saved reports are read (`saved::from_json`): the same generic code
+    // serves both, where reading a `Report` straight from text adds about 20 KB to the app's
+    // gzipped wasm.
+    let value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("report: {e}"))?;
+    serde_json::from_value(value).map_err(|e| format!("report: {e}"))
 }
 
 /// A [`Batch`] taken apart for moving between threads ([`Batch::into_parts`]).

@@ -5,7 +5,7 @@ use slo_core::evaluate::{evaluate, report};
 use slo_core::ingest::delimited::{self, Splitter};
 use slo_core::ingest::{self, Format, IngestOptions, Loaded};
 use slo_core::spec::{Spec, Targets, TtftTarget};
-use slo_core::transfer::{Batch, Column, Parts};
+use slo_core::transfer::{report_from_json, report_to_json, Batch, Column, Parts};
 
 fn fixture(path: &str) -> (String, Vec<u8>) {
     let full = format!("{}/tests/fixtures/{path}", env!("CARGO_MANIFEST_DIR"));
@@ -509,6 +509,103 @@ fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
     let duration = slo_core::evaluate::Duration::known(60.0, "test");
     let on_page = report(&back.table, &spec(), &duration);
     assert_eq!(on_page, report(&table, &spec(), &duration));
+}
+
+/// What the page computes once a batch has arrived (src/state.rs): the run's duration from the
+/// files that could be read, then `evaluate` with the batch's preparation.
+fn report_on_page(back: &Batch, spec: &Spec, typed: Option<f64>) -> slo_core::evaluate::Report {
+    let readable: Vec<&Loaded> = back.files.iter().filter(|f| f.fatal.is_none()).collect();
+    let duration = ingest::run_duration(&readable, &back.table, typed);
+    let prepared = back.prepared.as_ref().expect("prepared");
+    evaluate(&back.table, prepared, spec, &duration)
+}
+
+#[test]
+fn the_loaders_report_is_the_report_the_page_computes_after_the_trip() {
+    // The worked example (no timestamps, no stated duration) beside an empty file that cannot be
+    // read: the duration comes from the one readable file, as on the page.
+    let sources = vec![
+        fixture("worked_example.csv"),
+        ("empty.csv".to_string(), Vec::new()),
+    ];
+    let batch = Batch::load(
+        &sources,
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    );
+    assert!(batch.files.iter().any(|f| f.fatal.is_some()));
+    for typed in [None, Some(120.0)] {
+        let early = batch.report(&spec(), typed).expect("a report");
+        let back = round_trip(batch.clone());
+        assert_eq!(early, report_on_page(&back, &spec(), typed));
+        assert_eq!(early.duration.seconds, typed);
+        // The guide's worked example: 8 of its 10 requests meet both targets.
+        assert_eq!(early.overall.attempted, 10);
+        assert_eq!(early.overall.good, 8);
+        let json = report_to_json(&early).expect("JSON carries it");
+        assert_eq!(report_from_json(&json), Ok(early));
+    }
+    // The same for the richer load: timestamps, ITL, errors, several files.
+    let batch = load();
+    let early = batch.report(&spec(), None).expect("a report");
+    assert_eq!(early, report_on_page(&round_trip(batch), &spec(), None));
+}
+
+#[test]
+fn no_early_report_where_the_page_would_show_none() {
+    let csv = fixture("worked_example.csv");
+    let load_with = |sources: Vec<(String, Vec<u8>)>, spec: Option<&Spec>| {
+        Batch::load(&sources, &IngestOptions::default(), spec, &mut |_, _| {})
+    };
+    // Nothing prepared: no spec at load time.
+    assert_eq!(
+        load_with(vec![csv.clone()], None).report(&spec(), None),
+        None
+    );
+    // Prepared for another grouping than the spec asked about.
+    let mut other = spec();
+    other.bucket_edges = vec![512];
+    assert_eq!(
+        load_with(vec![csv.clone()], Some(&spec())).report(&other, None),
+        None
+    );
+    // An invalid spec.
+    let mut invalid = spec();
+    invalid.objective = 2.0;
+    assert_eq!(
+        load_with(vec![csv.clone()], Some(&spec())).report(&invalid, None),
+        None
+    );
+    // No requests.
+    let empty = load_with(
+        vec![("h.csv".to_string(), b"ttft_ms\n".to_vec())],
+        Some(&spec()),
+    );
+    assert_eq!(empty.report(&spec(), None), None);
+    // A saved report among the files opens instead.
+    let saved = r#"{"format": "slo-workbench-report", "version": 1}"#;
+    let with_saved = load_with(
+        vec![("r.json".to_string(), saved.as_bytes().to_vec()), csv],
+        Some(&spec()),
+    );
+    assert!(with_saved.prepared.is_some());
+    assert_eq!(with_saved.report(&spec(), None), None);
+}
+
+#[test]
+fn a_report_json_cannot_carry_exactly_is_not_sent() {
+    let csv = "ttft_ms,e2e_ms,output_tokens\n1e300,1e300,2\n1.5e308,1.5e308,2\n100,200,2\n";
+    let batch = Batch::load(
+        &[("huge.csv".to_string(), csv.as_bytes().to_vec())],
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    );
+    let early = batch.report(&spec(), None).expect("a report");
+    // The standard deviation of TTFT overflowed to infinity, which JSON writes as null.
+    assert_eq!(early.overall.indicators[0].stats.std, Some(f64::INFINITY));
+    assert_eq!(report_to_json(&early), None);
 }
 
 /// One large CSV read by two workers: this one reads part 0, the other part 1 and sends it over
