@@ -498,6 +498,8 @@ impl Verdict {
 /// assert_eq!(v.outcome, Outcome::Missed);
 /// assert_eq!(v.missed, Indicator::Ttft.bit());
 /// ```
+// Once per request in every evaluation: inlined in the size-tuned wasm, where it would be a call.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
 pub fn judge(
     table: &RequestTable,
     prepared: &Prepared,
@@ -506,9 +508,11 @@ pub fn judge(
     policy: CancelPolicy,
 ) -> Verdict {
     let status = table.status.get(row).copied().unwrap_or_default();
-    let ttft_thr = targets
-        .ttft
-        .and_then(|t| t.threshold_ms(table.input_tokens(row)));
+    // (Matches rather than `and_then`, which the size-tuned wasm calls rather than inlines.)
+    let ttft_thr = match targets.ttft {
+        Some(t) => t.threshold_ms(table.input_tokens(row)),
+        None => None,
+    };
     match status {
         Status::Error => {
             return Verdict {
@@ -580,16 +584,19 @@ pub fn judge(
             }
         };
     let at_most_one_token = table.output_tokens(row).is_some_and(|n| n <= 1.0);
-    let present = |v: f64| (!v.is_nan()).then_some(v);
+    let present = |column: &[f64]| match column.get(row) {
+        Some(&v) if !v.is_nan() => Some(v),
+        _ => None,
+    };
     check(
         Indicator::Tpot,
-        prepared.tpot_ms.get(row).copied().and_then(present),
+        present(&prepared.tpot_ms),
         targets.tpot_ms,
         at_most_one_token,
     );
     check(
         Indicator::Itl,
-        prepared.itl_stat_ms.get(row).copied().and_then(present),
+        present(&prepared.itl_stat_ms),
         targets.itl_ms,
         at_most_one_token,
     );
@@ -968,15 +975,17 @@ fn tally_rows(
         if completed {
             c.completed += 1;
         }
-        for (k, (met, missed)) in c.met.iter_mut().zip(c.missed.iter_mut()).enumerate() {
+        // (Indexed rather than zipped: the size-tuned wasm does not inline the zip, a call per
+        // request.)
+        for k in 0..c.met.len().min(c.missed.len()) {
             let bit = 1u8 << k;
             if bits & bit == 0 {
                 continue;
             }
             if v.missed & bit != 0 {
-                *missed += 1;
+                c.missed[k] += 1;
             } else if completed {
-                *met += 1;
+                c.met[k] += 1;
             }
         }
         if !v.good() {
