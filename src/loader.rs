@@ -104,9 +104,11 @@ pub fn load(state: AppState, sources: Vec<Source>) {
     }
     let kept = sources.clone();
     let done: Done = Box::new(move |state: AppState, batch| {
-        // The early report already took the user to the report.
-        let shown = state.early.with_untracked(Option::is_some);
-        if state.commit(batch, false) {
+        // The report this load showed ahead of its data (any other was dropped when this load
+        // started); it already took the user to the report.
+        let early = state.early.get_untracked();
+        let shown = early.is_some();
+        if state.commit(batch, false, early) {
             state.last_sources.set_value(kept);
             if !shown {
                 go(Tab::Report);
@@ -146,12 +148,18 @@ fn start(state: AppState, sources: Vec<Source>, done: Done, early: bool) {
     }
 }
 
-/// Stops the running load; the data loaded before stays.
-pub fn cancel(state: AppState) {
+/// Stops the running load, if any, without a word: its result will not land and a report it
+/// showed ahead of its data goes. For a load that replaces it on the page.
+pub fn stop(state: AppState) {
     stop_worker();
     GENERATION.set(GENERATION.get().wrapping_add(1));
     state.loading.set(None);
     state.drop_early();
+}
+
+/// Stops the running load; the data loaded before stays.
+pub fn cancel(state: AppState) {
+    stop(state);
     let had = !state.table.with_untracked(|t| t.0.is_empty());
     state.notice.set(Some(Notice {
         failed: true,
@@ -274,6 +282,7 @@ fn start_worker(
         // The worker's script could not start (or failed outside worker_load): load on the page.
         ev.prevent_default();
         stop_worker();
+        state.drop_early();
         web_sys::console::warn_1(&"the loader worker failed; loading on the page".into());
         load_in_page(state, fallback.clone(), fallback_done.clone());
     });
@@ -387,9 +396,13 @@ fn on_message(
             let done = done.clone();
             let sources = sources.to_vec();
             let take = move || take_result(state, &data, done, sources, generation);
-            if state.early.with_untracked(Option::is_some) {
+            let hidden = web_sys::window()
+                .and_then(|w| w.document())
+                .is_some_and(|d| d.hidden());
+            if state.early.with_untracked(Option::is_some) && !hidden {
                 // The early report has just been drawn: the browser paints it before the
-                // columns are copied in (a task after the next frame).
+                // columns are copied in (a task after the next frame; a hidden page draws no
+                // frames, so there it goes on at once).
                 request_animation_frame(move || set_timeout(take, std::time::Duration::ZERO));
             } else {
                 take();
@@ -448,8 +461,10 @@ fn take_result(
                         }
                         // The worker's result did not survive the trip (a file's own summary
                         // held a NaN, say, which JSON cannot carry): read the files on the page
-                        // instead, as if there were no worker.
+                        // instead, as if there were no worker (its report shown ahead goes:
+                        // the re-read may take seconds).
                         Err(e) => {
+                            state.drop_early();
                             web_sys::console::warn_1(
                                 &format!(
                                     "the loader's result could not be read ({e}); loading on the page"

@@ -341,7 +341,9 @@ impl AppState {
         } else {
             self.ingest_options()
         };
-        let changed = self.commit(self.load_batch(sources, &options), sample);
+        // It replaces a load still running in a worker (which must not land afterwards).
+        crate::loader::stop(*self);
+        let changed = self.commit(self.load_batch(sources, &options), sample, None);
         if changed {
             self.last_sources.set_value(kept);
         }
@@ -366,23 +368,23 @@ impl AppState {
 
     /// Makes a finished load the loaded data, if anything could be read, and says what happened.
     /// A saved report among the files opens as a report. Returns true when the data changed; a
-    /// load that reads nothing keeps the previous data.
-    pub fn commit(&self, batch: Batch, sample: bool) -> bool {
+    /// load that reads nothing keeps the previous data. `early` is the report this load showed
+    /// ahead of its data (`loader.rs`), kept as its table's report while the spec and typed
+    /// duration are those it was computed for. An early report still showing is dropped.
+    pub fn commit(&self, batch: Batch, sample: bool, early: Option<EarlyReport>) -> bool {
         let Batch {
             files,
             saved,
             table,
             prepared,
         } = batch;
-        // The report shown ahead of this load, if any, becomes its table's report below.
-        let early = self.early.get_untracked();
-        self.drop_early();
         let mut details = Vec::new();
         // The first saved report that reads opens; the others are named.
         for (name, text) in &saved {
             match slo_core::saved::from_json(text) {
                 Ok(saved) => {
                     self.open_saved(saved);
+                    self.drop_early();
                     return true;
                 }
                 Err(e) => details.push(format!("{name}: {e}")),
@@ -425,6 +427,7 @@ impl AppState {
                 details,
                 unmapped,
             }));
+            self.drop_early();
             return false;
         }
         let rows = table.len();
@@ -454,6 +457,8 @@ impl AppState {
             .set_value(early.map(|early| (early, table.clone())));
         self.files.set(good);
         self.table.set(table);
+        // Last: the seed above is in place before the report memo looks past the early report.
+        self.drop_early();
         true
     }
 

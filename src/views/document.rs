@@ -12,7 +12,13 @@ use crate::state::AppState;
 pub fn DocumentView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let markdown = Memo::new(move |_| {
-        let report = state.report.get();
+        // A load's report shown ahead of its data is not measured here: the files it came from
+        // are not the loaded files yet.
+        let report = state
+            .early
+            .with(Option::is_none)
+            .then(|| state.report.get())
+            .flatten();
         let files: Vec<Provenance> = state
             .files
             .with(|f| f.iter().map(|l| l.0.provenance.clone()).collect());

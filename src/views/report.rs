@@ -284,7 +284,9 @@ fn Stalls(report: std::sync::Arc<Report>) -> impl IntoView {
 fn SavedBanner() -> impl IntoView {
     let state = expect_context::<AppState>();
     move || {
-        state.viewing.get().map(|saved| {
+        // (Not over a loading file's report shown ahead of its data.)
+        let early = state.early.with(Option::is_some);
+        state.viewing.get().filter(|_| !early).map(|saved| {
             view! {
                 <p class="notice ok" data-testid="saved-banner">
                     {saved.0.describe()}

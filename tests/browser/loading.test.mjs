@@ -231,12 +231,49 @@ test("the worker's report shows while the columns are on their way; the load kee
   await data.open();
   await data.upload(bigFile);
   await waitForEarlyReport(page);
+  assert.match(await page.getByTestId("load-progress").innerText(), /Report shown/);
   assert.equal(await report.text("attainment"), bigLogAttainment(1000, 50));
   await report.setTarget("ttft_ms", 300);
+  // The table on the page is still the previous load's: the early report stays until the
+  // columns arrive.
+  await page.waitForTimeout(300);
+  assert.equal(await report.text("attainment"), bigLogAttainment(1000, 50));
   await page.evaluate(() => window.__release());
   await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 30000 });
   await page.waitForFunction((want) => document.querySelector('[data-testid="attainment"]')?.textContent.trim() === want, bigLogAttainment(300, 50));
   assert.notEqual(bigLogAttainment(300, 50), bigLogAttainment(1000, 50));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test("a load stopped while its early report shows leaves the data loaded before, and its report goes", async () => {
+  const { page, context, errors } = await openPage(browser, server.url + "#data", { init: holdColumns });
+  const { data, report } = await loadSmallLog(page);
+  // The pasted log: TTFT 100 and 200 ms, TPOT 50 ms: both meet the starting targets.
+  assert.equal(await report.text("attainment"), "100 %");
+  await data.open();
+  await data.upload(bigFile);
+  await waitForEarlyReport(page);
+  assert.equal(await report.text("attainment"), expected);
+  await page.getByTestId("cancel-load").click();
+  await page.getByTestId("load-progress").waitFor({ state: "detached" });
+  assert.equal(await report.text("attainment"), "100 %");
+  assert.ok(await page.getByTestId("save-report").isEnabled());
+  // The sample, chosen while the next load's early report shows, replaces that load: the
+  // sample's report (the guide's worked example: 80 %) stays, and the load never lands.
+  await data.open();
+  await page.evaluate(() => (window.__release = undefined));
+  await data.upload(bigFile);
+  await waitForEarlyReport(page);
+  await data.open();
+  await page.getByTestId("try-sample").click();
+  await page.waitForFunction(() => location.hash === "#report");
+  assert.equal(await report.text("attainment"), "80 %");
+  assert.equal(await page.getByTestId("load-progress").count(), 0);
+  await page.waitForTimeout(1000);
+  assert.equal(await report.text("attainment"), "80 %");
+  await data.open();
+  assert.doesNotMatch(await page.getByTestId("files").innerText(), /big_log/);
   assert.deepEqual(errors, []);
   await context.close();
 });

@@ -162,7 +162,8 @@ impl Batch {
     /// loader computes it before taking the batch apart, so that the page can show the report
     /// while the columns are still on their way ([`report_to_json`]). `None` when the page
     /// would show no report of this batch: nothing prepared (or prepared for another grouping),
-    /// an invalid spec, no requests, or a saved report among the files (it opens instead).
+    /// an invalid spec, no requests; and whenever a saved report is among the files (the page
+    /// opens it, or, if it cannot be read, computes the logs' report itself).
     pub fn report(&self, spec: &Spec, typed_duration_s: Option<f64>) -> Option<Report> {
         let prepared = self.prepared.as_ref()?;
         if !self.saved.is_empty()

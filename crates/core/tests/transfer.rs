@@ -511,8 +511,9 @@ fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
     assert_eq!(on_page, report(&table, &spec(), &duration));
 }
 
-/// What the page computes once a batch has arrived (src/state.rs): the run's duration from the
-/// files that could be read, then `evaluate` with the batch's preparation.
+/// What the page computes once a batch has arrived, written out as src/state.rs does it (the
+/// `report` memo over the files `commit` keeps, those without `fatal`): the run's duration
+/// from the files that could be read, then `evaluate` with the batch's preparation.
 fn report_on_page(back: &Batch, spec: &Spec, typed: Option<f64>) -> slo_core::evaluate::Report {
     let readable: Vec<&Loaded> = back.files.iter().filter(|f| f.fatal.is_none()).collect();
     let duration = ingest::run_duration(&readable, &back.table, typed);
