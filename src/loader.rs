@@ -224,8 +224,10 @@ fn new_worker() -> Result<Worker, String> {
 /// takes 50 to 80 ms, which then passes behind the file dialog instead of after the file is
 /// given. At most one such pair waits (about 19 MiB while it does; a cancelled dialog leaves
 /// it for the next load); the next load takes it (and ends it with itself). Where no worker
-/// can start, this does nothing and the load starts its own, or reads on the page.
-pub fn warm() {
+/// can start, this does nothing and the load starts its own, or reads on the page. Meanwhile
+/// both run their part of a load once on a small made-up log, for the current spec
+/// (`worker::worker_warm_up`), so that the real load finds its code compiled and optimised.
+pub fn warm(state: AppState) {
     if SPARE.with(|s| s.borrow().is_some()) {
         return;
     }
@@ -241,6 +243,11 @@ pub fn warm() {
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
     let message = Object::new();
     set(&message, "warm", &JsValue::TRUE);
+    set(
+        &message,
+        "spec",
+        &state.spec.with_untracked(|s| s.to_json()).into(),
+    );
     if worker.post_message(&message).is_err() {
         worker.terminate();
         return;

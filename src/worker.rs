@@ -95,6 +95,77 @@ pub fn worker_load(
     Ok(load)
 }
 
+/// A made-up CSV log of `rows` requests in three classes, with the columns most logs have,
+/// for [`worker_warm_up`] and [`worker_warm_up_part`]. Its numbers come from a fixed
+/// pseudo-random sequence, so that sorting and merging them is real work.
+fn warm_up_log(rows: usize) -> Vec<u8> {
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % 10_000
+    };
+    let mut csv = String::from("class,input_tokens,ttft_ms,e2e_ms,output_tokens,status,error\n");
+    for k in 0..rows {
+        let class = ["chat", "code", "batch"][k % 3];
+        let (input, ttft, out) = (next() * 3, next() as f64 / 7.0, next() / 10);
+        let e2e = ttft + out as f64 * (20.0 + next() as f64 / 500.0);
+        let (status, error) = if k % 200 == 0 {
+            ("error", "upstream 503")
+        } else {
+            ("ok", "")
+        };
+        csv.push_str(&format!(
+            "{class},{input},{ttft:.3},{e2e:.3},{out},{status},{error}\n"
+        ));
+    }
+    csv.into_bytes()
+}
+
+/// Rows of the warm-up log: over a mebibyte, so that it is read in parts as a large file is.
+const WARM_UP_ROWS: usize = 36_000;
+
+/// The loader's whole path once, on a small made-up log (`warm_up_log`), for `spec_json` (the
+/// page's spec): the first part read here and the second too, joined, prepared, its report
+/// written as JSON and the batch taken apart. www/worker.js runs it while the person is still
+/// in the file dialog (`{warm: true}`): WebAssembly code is compiled when a function is
+/// first called and optimised only once it has run hot, so the real load then runs on ready
+/// code instead of paying for that on its way (docs/performance.md, ninth round).
+#[wasm_bindgen]
+pub fn worker_warm_up(spec_json: &str) {
+    let sources = vec![("warm-up.csv".to_string(), warm_up_log(WARM_UP_ROWS))];
+    let options = IngestOptions {
+        sha256_elsewhere: true,
+        ..IngestOptions::default()
+    };
+    let spec = Spec::from_json(spec_json).ok();
+    let first = Batch::load_first_part(&sources, &options, 2, &mut |_, _| {});
+    let mut batch = Batch::read_given(&sources, &options, Some(vec![first, None]), &mut |_, _| {});
+    batch.prepare_for(spec.as_ref(), &mut |_, _| {});
+    if let Some(report) = spec.and_then(|spec| batch.report(&spec, None)) {
+        let _ = transfer::report_to_json(&report);
+    }
+    let _ = parts_to_js(batch.into_parts());
+}
+
+/// The second worker's path once, on the warm-up log: its second part read and taken apart,
+/// as [`worker_part`] does (see [`worker_warm_up`]).
+#[wasm_bindgen]
+pub fn worker_warm_up_part() {
+    let bytes = warm_up_log(WARM_UP_ROWS);
+    if let Some(part) = ingest::part_of(
+        "warm-up.csv",
+        &bytes,
+        &IngestOptions::default(),
+        1,
+        2,
+        &mut |_| {},
+    ) {
+        let _ = parts_to_js(Batch::part_into_parts(part));
+    }
+}
+
 /// The lower-case hex SHA-256 of `bytes`: www/worker.js asks for it where Web Crypto failed on
 /// a file (the loader has freed its own copy of the file by then, see `PendingLoad::finish`).
 #[wasm_bindgen]

@@ -9,10 +9,12 @@
 //
 // One large file (PART_FROM bytes or more) is read by two workers at once: this one starts a
 // second worker of its own (the same script) and sends it {part: {index: 1, of: 2}, source,
-// options}. The page may send {warm: true} first, while the user is still choosing a file
+// options}. The page may send {warm: true, spec} first, while the user is still choosing a file
 // (src/loader.rs, `warm`): this worker then starts its second at once, so that both have their
 // wasm instantiated by the time the file comes, and the second gets its part the moment it
-// does. The second reads the file, parses the second half of its rows (worker_part) and answers
+// does; meanwhile each runs its own part of a load once on a small made-up log (worker_warm_up,
+// and {warmUp: true} to the second: worker_warm_up_part), so that the real load runs on code
+// the engine has already compiled and optimised. The second reads the file, parses the second half of its rows (worker_part) and answers
 // {header, columns} (or {header: null} when the file is not read in parts: not a CSV, quotes, a
 // saved report), then closes. This worker parses the first half meanwhile, then joins the two
 // (PendingLoad.join: exactly what one worker would have read; whatever the second could not give
@@ -37,7 +39,7 @@
 // each the moment a step began or ended ("loader: first half parsed"), in ms since the epoch
 // (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
 // ignores it; bench/browser_bench.mjs prints it.
-import init, { worker_load, worker_part, worker_sha256 } from "./slo-workbench.js";
+import init, { worker_load, worker_part, worker_sha256, worker_warm_up, worker_warm_up_part } from "./slo-workbench.js";
 
 const ready = init({ module_or_path: new URL("./slo-workbench_bg.wasm", import.meta.url) });
 
@@ -90,13 +92,14 @@ async function readFile(file, before, total) {
  * (`{header, columns}`, or null for none) will be the promise `part`. Null where no worker can be
  * started here.
  */
-function startSecond() {
+function startSecond(warmUp = false) {
   let worker;
   try {
     worker = new Worker(new URL(import.meta.url), { type: "module" });
   } catch {
     return null;
   }
+  if (warmUp) worker.postMessage({ warmUp: true });
   const part = new Promise((resolve) => {
     worker.onmessage = (event) => resolve(event.data.header ? event.data : null);
     worker.onerror = (event) => {
@@ -133,8 +136,14 @@ async function readPart({ part, source, options }) {
 // Set before the wasm is ready, so the first message is never missed.
 self.onmessage = async (event) => {
   if (event.data.part) return readPart(event.data);
+  if (event.data.warmUp) {
+    await ready;
+    return worker_warm_up_part();
+  }
   if (event.data.warm) {
-    spare = spare || startSecond();
+    spare = spare || startSecond(true);
+    await ready;
+    worker_warm_up(event.data.spec);
     return;
   }
   let second = null;

@@ -70,7 +70,7 @@ pub fn Compare() -> impl IntoView {
     view! {
         <h2>"Compare with another run"</h2>
         <p class="muted">"Load a second log or a saved report (say, after an engine upgrade). The current run is A, the other B; a change is significant when a two-proportion test gives p < 0.05."</p>
-        <label class="button-like">"Other run…" <input type="file" data-testid="compare-file" on:click=move |_| loader::warm() on:change=on_file
+        <label class="button-like">"Other run…" <input type="file" data-testid="compare-file" on:click=move |_| loader::warm(state) on:change=on_file
             // One load at a time: a comparison would stop the data's load still running.
             disabled=move || state.loading.with(Option::is_some) /></label>
         {result}

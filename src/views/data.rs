@@ -93,12 +93,12 @@ pub fn DataView() -> impl IntoView {
                     <div
                         class="dropzone"
                         class:over=move || dragging.get()
-                        on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); dragging.set(true); loader::warm(); }
+                        on:dragover=move |ev: web_sys::DragEvent| { ev.prevent_default(); dragging.set(true); loader::warm(state); }
                         on:dragleave=move |_| dragging.set(false)
                         on:drop=on_drop
                     >
                         <p>"Drop one or more files here, or"</p>
-                        <input id="upload" data-testid="upload" type="file" multiple on:click=move |_| loader::warm() on:change=on_files />
+                        <input id="upload" data-testid="upload" type="file" multiple on:click=move |_| loader::warm(state) on:change=on_files />
                     </div>
                     <p class="muted">
                         "No data at hand? " <button class="link" data-testid="try-sample" on:click=sample>"Try the sample"</button>
