@@ -258,6 +258,14 @@ pub fn warm(state: AppState) {
             _on_error: on_error,
         })
     });
+    // The page's side of a load, once, on the report shown now: the worker's report arrives
+    // as JSON, and the code that reads it then runs compiled.
+    if let Some(json) = state.report.with_untracked(|r| {
+        r.as_ref()
+            .and_then(|r| slo_core::transfer::report_to_json(&r.0))
+    }) {
+        let _ = slo_core::transfer::report_from_json(&json);
+    }
 }
 
 /// What a load's early report was asked for: the spec and the typed duration sent.
