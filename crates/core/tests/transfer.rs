@@ -491,18 +491,23 @@ fn a_large_log_reports_progress_while_it_is_parsed() {
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
 }
 
+/// A load of latencies near f64::MAX, whose standard deviations overflow to infinity.
+fn overflowing_load() -> Batch {
+    let csv = "ttft_ms,e2e_ms,output_tokens\n1e300,1e300,2\n1.5e308,1.5e308,2\n100,200,2\n";
+    Batch::load(
+        &[("huge.csv".to_string(), csv.as_bytes().to_vec())],
+        &IngestOptions::default(),
+        Some(&spec()),
+        &mut |_, _| {},
+    )
+}
+
 /// Found in review: a standard deviation that overflowed to infinity (latencies near f64::MAX)
 /// came back from the JSON part as null, so the page showed "—" where a load on the page shows
 /// the overflow. Such a preparation is not sent: the page prepares the table itself.
 #[test]
 fn statistics_that_overflowed_did_not_survive_the_trip_to_the_page() {
-    let csv = "ttft_ms,e2e_ms,output_tokens\n1e300,1e300,2\n1.5e308,1.5e308,2\n100,200,2\n";
-    let batch = Batch::load(
-        &[("huge.csv".to_string(), csv.as_bytes().to_vec())],
-        &IngestOptions::default(),
-        Some(&spec()),
-        &mut |_, _| {},
-    );
+    let batch = overflowing_load();
     let table = batch.table.clone();
     let back = Batch::from_parts(batch.into_parts()).expect("from_parts");
     assert!(back.prepared.is_none());
@@ -596,14 +601,7 @@ fn no_early_report_where_the_page_would_show_none() {
 
 #[test]
 fn a_report_json_cannot_carry_exactly_is_not_sent() {
-    let csv = "ttft_ms,e2e_ms,output_tokens\n1e300,1e300,2\n1.5e308,1.5e308,2\n100,200,2\n";
-    let batch = Batch::load(
-        &[("huge.csv".to_string(), csv.as_bytes().to_vec())],
-        &IngestOptions::default(),
-        Some(&spec()),
-        &mut |_, _| {},
-    );
-    let early = batch.report(&spec(), None).expect("a report");
+    let early = overflowing_load().report(&spec(), None).expect("a report");
     // The standard deviation of TTFT overflowed to infinity, which JSON writes as null.
     assert_eq!(early.overall.indicators[0].stats.std, Some(f64::INFINITY));
     assert_eq!(report_to_json(&early), None);

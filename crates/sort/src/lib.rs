@@ -56,6 +56,20 @@ pub fn merge_runs(values: &mut [f64]) {
 mod tests {
     use super::*;
 
+    /// A fixed pseudo-random sequence (xorshift) from `seed`.
+    fn sequence(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+
+    fn bits(v: &[f64]) -> Vec<u64> {
+        v.iter().map(|x| x.to_bits()).collect()
+    }
+
     /// `sort_total` must give exactly what the comparison sort gives, bit for bit.
     fn check_sort(values: Vec<f64>) {
         let mut want = values.clone();
@@ -65,19 +79,12 @@ mod tests {
         sort_total(&mut got);
         // Sorted where it was: the keys took no memory of their own.
         assert!(got.is_empty() || got.as_ptr() == memory);
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&got), bits(&want));
     }
 
     #[test]
     fn sort_total_matches_total_cmp() {
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = sequence(0x9e37_79b9_7f4a_7c15);
         let special = [
             0.0,
             -0.0,
@@ -107,14 +114,7 @@ mod tests {
     /// Both of `merge_runs`'s ways give `total_cmp`'s order, bit for bit.
     #[test]
     fn merge_runs_matches_total_cmp_with_and_without_signs() {
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let mut next = sequence(0x2545_f491_4f6c_dd1d);
         for signed in [false, true] {
             // Three sorted runs of latency-like values, positive specials among them.
             let mut runs: Vec<Vec<f64>> = (0..3)
@@ -151,7 +151,6 @@ mod tests {
         merge_runs(&mut values);
         // total_cmp puts -0 before 0, and a positive NaN after every number.
         let want = [-1.0, -0.0, 0.0, 0.5, 0.5, 2.0, 7.0, 9.0, f64::NAN];
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&values), bits(&want));
     }
 }
