@@ -79,6 +79,8 @@ thread_local! {
     static SPARE: RefCell<Option<Spare>> = const { RefCell::new(None) };
     /// Counts loads and cancellations: work scheduled for an older one is dropped.
     static GENERATION: Cell<u32> = const { Cell::new(0) };
+    /// True once the page has read a report JSON (see `warm`): once is enough.
+    static PAGE_WARM: Cell<bool> = const { Cell::new(false) };
 }
 
 fn stop_worker() {
@@ -258,13 +260,17 @@ pub fn warm(state: AppState) {
             _on_error: on_error,
         })
     });
-    // The page's side of a load, once, on the report shown now: the worker's report arrives
-    // as JSON, and the code that reads it then runs compiled.
+    // The page's side of a load, once per page, on the report shown now: the worker's report
+    // arrives as JSON, and the code that reads it then runs compiled.
+    if PAGE_WARM.get() {
+        return;
+    }
     if let Some(json) = state.report.with_untracked(|r| {
         r.as_ref()
             .and_then(|r| slo_core::transfer::report_to_json(&r.0))
     }) {
         let _ = slo_core::transfer::report_from_json(&json);
+        PAGE_WARM.set(true);
     }
 }
 
