@@ -81,6 +81,8 @@ thread_local! {
     static GENERATION: Cell<u32> = const { Cell::new(0) };
     /// True once the page has read a report JSON (see `warm`): once is enough.
     static PAGE_WARM: Cell<bool> = const { Cell::new(false) };
+    /// The worker computing the loaded file's digest after its load (`digest_later`).
+    static DIGEST: RefCell<Option<Job>> = const { RefCell::new(None) };
 }
 
 fn stop_worker() {
@@ -129,6 +131,7 @@ pub fn run(state: AppState, sources: Vec<Source>, done: Done) {
 /// [`run`], and with `early` the worker's report is shown before the result arrives (for a
 /// load that becomes the app's data).
 fn start(state: AppState, sources: Vec<Source>, done: Done, early: bool) {
+    stop_digest(state);
     stop_worker();
     GENERATION.set(GENERATION.get().wrapping_add(1));
     state.drop_early();
@@ -153,6 +156,7 @@ fn start(state: AppState, sources: Vec<Source>, done: Done, early: bool) {
 /// Stops the running load, if any, without a word: its result will not land and a report it
 /// showed ahead of its data goes. For a load that replaces it on the page.
 pub fn stop(state: AppState) {
+    stop_digest(state);
     stop_worker();
     GENERATION.set(GENERATION.get().wrapping_add(1));
     state.loading.set(None);
@@ -333,6 +337,8 @@ fn start_worker(
     );
     set(&message, "spec", &spec.to_json().into());
     set(&message, "early", &early.into());
+    // A load that becomes the data lets its one large file's digest come after it.
+    set(&message, "lateDigest", &early.into());
     set(
         &message,
         "durationS",
@@ -453,6 +459,11 @@ fn take_result(
         return;
     }
     let parts = crate::worker::parts_from_js(data);
+    // One large file's digest, left out of its load (www/worker.js): asked for once it is in.
+    let late = match (get(data, "lateDigest").as_bool(), sources.as_slice()) {
+        (Some(true), [Source::File(file)]) => Some(file.clone()),
+        _ => None,
+    };
     if state.early.with_untracked(Option::is_none) {
         state.loading.set(Some(Progress {
             phase: "Showing the report".to_string(),
@@ -478,6 +489,9 @@ fn take_result(
                             state.loading.set(None);
                             if let Some(done) = done.borrow_mut().take() {
                                 done(state, batch);
+                                if let Some(file) = late {
+                                    digest_later(state, file);
+                                }
                             }
                         }
                         // The worker's result did not survive the trip (a file's own summary
@@ -501,6 +515,72 @@ fn take_result(
         },
         std::time::Duration::ZERO,
     );
+}
+
+/// Computes the SHA-256 of `file`, the one file just loaded, in a worker of its own, and fills
+/// it into the loaded file's provenance when it comes, if that file is still the one loaded.
+/// Its load left it out (www/worker.js, `lateDigest`): the browser's copy of the file for the
+/// digest held the loader back. Until it comes, `AppState::digesting` is true.
+fn digest_later(state: AppState, file: web_sys::File) {
+    let Some(loaded) = state.files.with_untracked(|f| match f.as_slice() {
+        [one] if one.0.provenance.sha256.is_empty() => Some(one.clone()),
+        _ => None,
+    }) else {
+        return;
+    };
+    let Ok(worker) = new_worker() else {
+        return;
+    };
+    let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+        let hex = get(&ev.data(), "hex").as_string().unwrap_or_default();
+        let still = state
+            .files
+            .with_untracked(|f| matches!(f.as_slice(), [one] if *one == loaded));
+        if still && !hex.is_empty() {
+            let mut with = loaded.0.as_ref().clone();
+            with.provenance.sha256 = hex;
+            state.files.set(vec![Shared::new(with)]);
+        }
+        stop_digest(state);
+    });
+    let on_error = Closure::<dyn FnMut(web_sys::Event)>::new(move |ev: web_sys::Event| {
+        ev.prevent_default();
+        stop_digest(state);
+    });
+    worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+    worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
+    let message = Object::new();
+    set(&message, "digestOf", &file);
+    if worker.post_message(&message).is_err() {
+        worker.terminate();
+        return;
+    }
+    state.digesting.set(true);
+    DIGEST.with(|d| {
+        *d.borrow_mut() = Some(Job {
+            worker,
+            _on_message: on_message,
+            _on_error: on_error,
+        })
+    });
+}
+
+/// Ends the digest worker, if any (its answer came, or the loaded data is being replaced).
+fn stop_digest(state: AppState) {
+    // Taken out first: the handler that calls this is dropped with the job, after it returns.
+    let job = DIGEST.with(|d| d.borrow_mut().take());
+    if let Some(job) = &job {
+        job.worker.set_onmessage(None);
+        job.worker.set_onerror(None);
+        job.worker.terminate();
+    }
+    if state.digesting.get_untracked() {
+        state.digesting.set(false);
+    }
+    // Dropped on a later task: this may be running inside the job's own message handler.
+    if let Some(job) = job {
+        set_timeout(move || drop(job), std::time::Duration::ZERO);
+    }
 }
 
 fn failed(state: AppState, detail: String) {

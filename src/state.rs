@@ -88,6 +88,9 @@ pub struct AppState {
     /// The early report of the load just committed, with its table: that table's report, once,
     /// if the spec and the typed duration are still the ones it was computed for.
     report_seed: StoredValue<Option<(EarlyReport, Shared<RequestTable>)>>,
+    /// True while the loaded file's SHA-256 is still being computed, after its load
+    /// (`loader.rs`, `digest_later`): its provenance is not complete yet.
+    pub digesting: RwSignal<bool>,
     /// The running load's progress (None when nothing is loading).
     pub loading: RwSignal<Option<Progress>>,
     /// The user's column mapping (remembered in this browser), applied to every load.
@@ -230,6 +233,16 @@ impl AppState {
         });
         let early = RwSignal::new(None::<EarlyReport>);
         let report_seed = StoredValue::new(None::<(EarlyReport, Shared<RequestTable>)>);
+        // The run's duration, apart from the report: a file's digest filled in after its load
+        // changes `files` but not the duration, and so does not evaluate the report again.
+        let run = Memo::new(move |_| {
+            let t = table.get();
+            let typed = duration_s.get();
+            files.with(|f| {
+                let loaded: Vec<&Loaded> = f.iter().map(|s| s.0.as_ref()).collect();
+                ingest::run_duration(&loaded, &t.0, typed)
+            })
+        });
         let report = Memo::new(move |_| {
             // A running load's report, until the load itself arrives (whatever the spec does
             // meanwhile: the table shown so far is the previous load's).
@@ -245,10 +258,7 @@ impl AppState {
             }
             let p = prepared.get();
             let typed = duration_s.get();
-            let duration = files.with(|f| {
-                let loaded: Vec<&Loaded> = f.iter().map(|s| s.0.as_ref()).collect();
-                ingest::run_duration(&loaded, &t.0, typed)
-            });
+            let duration = run.get();
             spec.with(|s| {
                 if !s.validate().is_empty() {
                     return None;
@@ -275,6 +285,7 @@ impl AppState {
             prepared_seed,
             early,
             report_seed,
+            digesting: RwSignal::new(false),
             loading: RwSignal::new(None),
             viewing,
             provenance,
@@ -465,6 +476,13 @@ impl AppState {
     /// Shows `early` as the report until the running load commits or stops (`loader.rs`).
     pub fn show_early(&self, early: EarlyReport) {
         self.early.set(Some(early));
+    }
+
+    /// True while what was loaded is not all known yet: a load's report shows ahead of its
+    /// data, or its file's digest is still being computed. Saving and the document's measured
+    /// section wait.
+    pub fn provenance_pending(&self) -> bool {
+        self.early.with(Option::is_some) || self.digesting.get()
     }
 
     /// Stops showing a running load's early report (the load committed, stopped or failed).

@@ -21,6 +21,10 @@
 // is read here); the second is terminated as soon as its part has arrived, before the join.
 // Terminating this worker terminates the second too.
 //
+// With `lateDigest: true` in the page's message, one large file read in halves leaves its
+// SHA-256 empty ("done" then says `lateDigest: true`) for the page to ask a worker for once the
+// load is done ({digestOf: file}).
+//
 // With `early: true` in the page's message (a load that becomes the app's data), the report is
 // computed here as soon as the load is prepared (for the spec and `durationS`, the duration the
 // user typed or null) and sent ahead of the batch, so that the page can show it while the
@@ -35,6 +39,7 @@
 //       small, each large column is its own typed array, in order. All of their buffers are
 //       transferred, not copied: the page copies each column once, straight into its wasm memory.
 //   {kind: "error", message: "..."}
+//   {kind: "digest", hex: "..."}    the answer to {digestOf: file} (a worker started for it)
 // The "done" message (and the second worker's answer) also carries `timeline`: [event, ms] pairs,
 // each the moment a step began or ended ("loader: first half parsed"), in ms since the epoch
 // (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
@@ -133,6 +138,25 @@ async function readPart({ part, source, options }) {
   self.close();
 }
 
+/**
+ * The digest of a file its load left out (see `late` below), computed once the load is done:
+ * answers {kind: "digest", hex} (null when the file cannot be read again).
+ */
+async function digestLater(file) {
+  let hex = null;
+  try {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    hex = await digest(bytes);
+    if (hex === null) {
+      await ready;
+      hex = worker_sha256(bytes);
+    }
+  } catch {
+    // the file cannot be read again: no digest
+  }
+  self.postMessage({ kind: "digest", hex });
+}
+
 // Set before the wasm is ready, so the first message is never missed.
 self.onmessage = async (event) => {
   if (event.data.part) return readPart(event.data);
@@ -146,6 +170,7 @@ self.onmessage = async (event) => {
     worker_warm_up(event.data.spec);
     return;
   }
+  if (event.data.digestOf) return digestLater(event.data.digestOf);
   let second = null;
   const timeline = [];
   mark(timeline, "loader: started");
@@ -160,6 +185,11 @@ self.onmessage = async (event) => {
     }
     spare = null;
     const total = Math.max(1, sources.reduce((sum, s) => sum + (s.file ? s.file.size : s.bytes.length), 0));
+    // One file read in halves leaves its digest to the page, which asks for it once the load is
+    // done ({digestOf: file}, `digestLater`): Web Crypto's copy of the file holds this thread
+    // about 60 ms per 35 MB, and its hashing takes a core from the two parsing workers, so the
+    // loader's half ended well after the second's (docs/performance.md, ninth round).
+    const late = Boolean(event.data.lateDigest && second && subtle && sources[0].file);
     const names = [];
     const buffers = [];
     const digests = [];
@@ -168,7 +198,7 @@ self.onmessage = async (event) => {
       names.push(source.name);
       const bytes = source.file ? await readFile(source.file, before, total) : source.bytes;
       buffers.push(bytes);
-      digests.push(digest(bytes));
+      digests.push(late ? null : digest(bytes));
       before += source.file ? source.file.size : source.bytes.length;
     }
     mark(timeline, "loader: files read, digests started");
@@ -212,13 +242,15 @@ self.onmessage = async (event) => {
     // Where Web Crypto failed on a file, the wasm computes the digest from the file read again
     // (it freed its own copy before preparing). Without Web Crypto the wasm computed them all.
     const bytesOf = async (s) => (s.file ? new Uint8Array(await s.file.arrayBuffer()) : s.bytes);
-    const digested = await Promise.all(
-      digests.map(async (d, k) => (await d) ?? (subtle ? worker_sha256(await bytesOf(sources[k])) : null)),
-    );
+    const digested = late
+      ? [null]
+      : await Promise.all(
+          digests.map(async (d, k) => (await d) ?? (subtle ? worker_sha256(await bytesOf(sources[k])) : null)),
+        );
     mark(timeline, "loader: digests done");
     const { header, columns } = pending.finish(digested);
     mark(timeline, "loader: taken apart for the page");
-    self.postMessage({ kind: "done", header, columns, timeline }, [header, ...columns].map((a) => a.buffer));
+    self.postMessage({ kind: "done", header, columns, timeline, lateDigest: late }, [header, ...columns].map((a) => a.buffer));
   } catch (error) {
     if (second) second.worker.terminate();
     self.postMessage({ kind: "error", message: String(error) });

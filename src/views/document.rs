@@ -12,11 +12,9 @@ use crate::state::AppState;
 pub fn DocumentView() -> impl IntoView {
     let state = expect_context::<AppState>();
     let markdown = Memo::new(move |_| {
-        // A load's report shown ahead of its data is not measured here: the files it came from
-        // are not the loaded files yet.
-        let report = state
-            .early
-            .with(Option::is_none)
+        // Not measured here while a load's report shows ahead of its data (the files it came
+        // from are not the loaded files yet) or its file's digest is being computed.
+        let report = (!state.provenance_pending())
             .then(|| state.report.get())
             .flatten();
         let files: Vec<Provenance> = state

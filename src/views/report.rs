@@ -318,8 +318,9 @@ fn SaveReport() -> impl IntoView {
         crate::download::download("slo-report.json", "application/json", &saved.to_json());
     };
     view! {
-        // Not while a load's early report shows: the data it would save is still on its way.
-        <button data-testid="save-report" on:click=save disabled=move || state.early.with(Option::is_some)>"Save report"</button>
+        // Not while a load's early report shows (its data is still on its way) or its file's
+        // digest is being computed.
+        <button data-testid="save-report" on:click=save disabled=move || state.provenance_pending()>"Save report"</button>
         <label class="inline small"><input type="checkbox" data-testid="save-with-data" on:change=move |ev| with_data.set(event_target_checked(&ev)) />"include the request data"</label>
     }
 }
