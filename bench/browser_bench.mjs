@@ -2,7 +2,7 @@
 // File to full report in the app, in headless Chromium: how long, how long the main thread is
 // blocked, how much memory.
 //
-//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--cold] [--compare cli.json] [--json out.json]
+//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--cold] [--reference] [--compare cli.json] [--json out.json]
 //
 // Needs dist/ (`trunk build --release`). Each run launches a fresh browser (so the renderer's
 // peak memory is that run's), opens the app, goes to the Data tab and chooses the file as a
@@ -33,24 +33,29 @@
 // (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
 // isolated page, which the app (served by the test harness) is not; it is reported when present.
 //
-// --compare takes the JSON written by bench/compare_cli.py and prints the ratio to the
-// reference's whole process (target: the app at least 2x faster).
+// --reference runs the numpy/pandas reference (bench/reference_report.py, as
+// bench/compare_cli.py runs it) as a whole process before each of the app's runs, and prints
+// the ratio of the medians (target: the app at least 2x faster): the two alternate, so that the
+// machine's slower and quicker spells fall on both alike. --compare instead takes the JSON
+// written by bench/compare_cli.py earlier and prints the ratio to its reference's median.
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { serve, launch, dist } from "../tests/browser/harness.mjs";
 
 function parseArgs(argv) {
-  const args = { file: null, runs: 3, cold: false, compare: null, json: null };
+  const args = { file: null, runs: 3, cold: false, reference: false, compare: null, json: null };
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k];
     if (a === "--runs") args.runs = Number(argv[++k]);
     else if (a === "--cold") args.cold = true;
+    else if (a === "--reference") args.reference = true;
     else if (a === "--compare") args.compare = argv[++k];
     else if (a === "--json") args.json = argv[++k];
     else args.file = a;
   }
   if (!args.file) {
-    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--cold] [--compare cli.json] [--json out.json]");
+    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--cold] [--reference] [--compare cli.json] [--json out.json]");
     process.exit(2);
   }
   return args;
@@ -228,6 +233,17 @@ async function once(url, file, cold) {
   }
 }
 
+/** The reference's whole process on `file`, in ms of wall time (as bench/compare_cli.py runs it). */
+function referenceMs(file) {
+  const script = new URL("./reference_report.py", import.meta.url).pathname;
+  const start = process.hrtime.bigint();
+  const run = spawnSync("python3", [script, file, "--ttft", "500", "--tpot", "50", "--json"], {
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  if (run.status !== 0) throw new Error(`the reference failed (exit ${run.status}); pip install -r bench/requirements.txt`);
+  return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -247,8 +263,11 @@ try {
   const how = args.cold ? "given to the input directly (--cold)" : `chosen ${DIALOG_MS} ms after a click on the upload control`;
   console.log(`file: ${args.file} (${sizeMB.toFixed(1)} MB), ${how}, ${args.runs} runs, a fresh headless Chromium each`);
   for (let k = 0; k < args.runs; k++) {
+    const ref = args.reference ? referenceMs(args.file) : null;
     const r = await once(server.url, args.file, args.cold);
+    r.referenceMs = ref;
     runs.push(r);
+    if (ref !== null) console.log(`  run ${k + 1}: the reference's whole process ${ref.toFixed(0)} ms`);
     console.log(
       `  run ${k + 1}: file→report ${r.toReportMs.toFixed(0)} ms (painted ${r.toPaintMs.toFixed(0)} ms; load ended ${r.toReadyMs.toFixed(0)} ms), ` +
         (r.pageMs === null ? "" : `of which the page ${r.pageMs.toFixed(0)} ms (painted ${r.pagePaintMs.toFixed(0)} ms), `) +
@@ -308,7 +327,14 @@ console.log(
     `JS heap after ${summary.heapUsedMiB?.toFixed(0) ?? "n/a"} MiB used / ${summary.heapTotalMiB?.toFixed(0) ?? "n/a"} MiB total (performance.memory; wasm memory not included); ` +
     `measureUserAgentSpecificMemory: ${summary.uaMemoryMiB === null ? "not available (page not cross-origin isolated)" : summary.uaMemoryMiB.toFixed(0) + " MiB"}`,
 );
-if (args.compare) {
+if (args.reference) {
+  const ref = median(runs.map((r) => r.referenceMs));
+  summary.referenceMs = ref;
+  summary.ratioToReference = ref / summary.toReportMs;
+  console.log(
+    `reference whole process (median, run before each of the app's): ${ref.toFixed(0)} ms → app ${summary.ratioToReference.toFixed(2)}x the reference's speed   (target: >= 2x)`,
+  );
+} else if (args.compare) {
   const cli = JSON.parse(fs.readFileSync(args.compare, "utf8"));
   const ref = cli.reference.wall_s * 1000;
   summary.referenceMs = ref;

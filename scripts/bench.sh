@@ -7,7 +7,8 @@
 #   3. the criterion benchmarks of slo-core: re-evaluation after a target change and prepare at
 #      1,000,000 requests, and the load sweep (`cargo bench -p slo-core`)
 #   4. the app in headless Chromium: file → report, long tasks, memory (bench/browser_bench.mjs,
-#      on dist/ built by `trunk build --release`)
+#      on dist/ built by `trunk build --release`), each run after a run of the reference, and
+#      the ratio of their medians
 #
 # Settings (environment): BENCH_ROWS (1000000), BENCH_RUNS (5, CLI comparison), BENCH_BROWSER_RUNS
 # (3), BENCH_SKIP (space-separated parts to leave out: cli criterion browser).
@@ -61,10 +62,8 @@ if ! skipped browser; then
     echo "trunk build failed (attempt $attempt); trying again in 20 s"
     sleep 20
   done
-  step "the app in headless Chromium ($BROWSER_RUNS runs)"
-  compare=()
-  [ -s "$OUT/cli.json" ] && compare=(--compare "$OUT/cli.json")
-  node bench/browser_bench.mjs "$FILE" --runs "$BROWSER_RUNS" "${compare[@]}" --json "$OUT/browser.json"
+  step "the app in headless Chromium ($BROWSER_RUNS runs, each after a run of the reference)"
+  node bench/browser_bench.mjs "$FILE" --runs "$BROWSER_RUNS" --reference --json "$OUT/browser.json"
 fi
 
 step "summary"
