@@ -180,14 +180,17 @@ test("a click on the upload control (or a drag over the drop zone) starts the ne
   await context.close();
 });
 
-/** In the page, before the app: the loader's "done" message (the load's columns) is held until
- * `window.__release()`; every other message passes at once. */
-function holdColumns() {
+/** In the page, before the app: a worker message whose kind the test lists in
+ * `window.__hold` is held until `window.__release[kind]()`; every other passes at once. */
+function holdMessages() {
+  window.__hold = [];
+  window.__release = {};
   const Native = window.Worker;
   window.Worker = class extends Native {
     set onmessage(handler) {
       super.onmessage = handler && ((e) => {
-        if (e.data?.kind === "done") window.__release = () => handler(e);
+        const kind = e.data?.kind;
+        if (window.__hold.includes(kind)) window.__release[kind] = () => handler(e);
         else handler(e);
       });
     }
@@ -197,15 +200,22 @@ function holdColumns() {
   };
 }
 
-/** Waits for the loader's columns to be held (`holdColumns`) with the report already shown. */
+/** Opens the app with `holdMessages`, holding worker messages of `kinds`. */
+async function openHolding(kinds) {
+  const opened = await openPage(browser, server.url + "#data", { init: holdMessages });
+  await opened.page.evaluate((k) => (window.__hold = k), kinds);
+  return opened;
+}
+
+/** Waits for the loader's columns to be held (`openHolding(["done"])`) with the report already shown. */
 async function waitForEarlyReport(page) {
-  await page.waitForFunction(() => typeof window.__release === "function", null, { timeout: 120000 });
+  await page.waitForFunction(() => typeof window.__release.done === "function", null, { timeout: 120000 });
   await page.waitForFunction(() => location.hash === "#report");
   await page.getByTestId("attainment").waitFor();
 }
 
 test("the worker's report shows while the columns are on their way; the load keeps it, and new targets use the columns", async () => {
-  const { page, context, errors } = await openPage(browser, server.url + "#data", { init: holdColumns });
+  const { page, context, errors } = await openHolding(["done"]);
   const data = new DataPage(page);
   await data.open();
   await data.upload(bigFile);
@@ -220,7 +230,7 @@ test("the worker's report shows while the columns are on their way; the load kee
   await screenshot(page, "loading-early-report");
   await page.getByTestId("attainment").evaluate((el) => (el.__early = true));
   // The columns arrive: the same report stays, not drawn again.
-  await page.evaluate(() => window.__release());
+  await page.evaluate(() => window.__release.done());
   await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 30000 });
   assert.equal(await report.text("attainment"), expected);
   assert.equal(await page.getByTestId("attainment").evaluate((el) => el.__early === true), true);
@@ -231,7 +241,7 @@ test("the worker's report shows while the columns are on their way; the load kee
   await page.waitForFunction((want) => document.querySelector('[data-testid="attainment"]')?.textContent.trim() === want, bigLogAttainment(1000, 50));
   // A target changed while the next load's columns are on their way: that load's early report
   // (for TTFT <= 1000 ms) shows until they arrive, then the report is computed for the new one.
-  await page.evaluate(() => (window.__release = undefined));
+  await page.evaluate(() => delete window.__release.done);
   await data.open();
   await data.upload(bigFile);
   await waitForEarlyReport(page);
@@ -242,7 +252,7 @@ test("the worker's report shows while the columns are on their way; the load kee
   // columns arrive.
   await page.waitForTimeout(300);
   assert.equal(await report.text("attainment"), bigLogAttainment(1000, 50));
-  await page.evaluate(() => window.__release());
+  await page.evaluate(() => window.__release.done());
   await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 30000 });
   await page.waitForFunction((want) => document.querySelector('[data-testid="attainment"]')?.textContent.trim() === want, bigLogAttainment(300, 50));
   assert.notEqual(bigLogAttainment(300, 50), bigLogAttainment(1000, 50));
@@ -251,7 +261,7 @@ test("the worker's report shows while the columns are on their way; the load kee
 });
 
 test("a load stopped while its early report shows leaves the data loaded before, and its report goes", async () => {
-  const { page, context, errors } = await openPage(browser, server.url + "#data", { init: holdColumns });
+  const { page, context, errors } = await openHolding(["done"]);
   const { data, report } = await loadSmallLog(page);
   // The pasted log: TTFT 100 and 200 ms, TPOT 50 ms: both meet the starting targets.
   assert.equal(await report.text("attainment"), "100 %");
@@ -266,7 +276,7 @@ test("a load stopped while its early report shows leaves the data loaded before,
   // The sample, chosen while the next load's early report shows, replaces that load: the
   // sample's report (the guide's worked example: 80 %) stays, and the load never lands.
   await data.open();
-  await page.evaluate(() => (window.__release = undefined));
+  await page.evaluate(() => delete window.__release.done);
   await data.upload(bigFile);
   await waitForEarlyReport(page);
   await data.open();
@@ -282,25 +292,8 @@ test("a load stopped while its early report shows leaves the data loaded before,
   await context.close();
 });
 
-/** In the page, before the app: a worker's "digest" answer is held until
- * `window.__releaseDigest()`; every other message passes at once. */
-function holdDigest() {
-  const Native = window.Worker;
-  window.Worker = class extends Native {
-    set onmessage(handler) {
-      super.onmessage = handler && ((e) => {
-        if (e.data?.kind === "digest") window.__releaseDigest = () => handler(e);
-        else handler(e);
-      });
-    }
-    get onmessage() {
-      return super.onmessage;
-    }
-  };
-}
-
 test("a large file's digest comes after its report, and saving waits for it", async () => {
-  const { page, context, errors } = await openPage(browser, server.url + "#data", { init: holdDigest });
+  const { page, context, errors } = await openHolding(["digest"]);
   const data = new DataPage(page);
   await data.open();
   await data.upload(bigFile);
@@ -309,11 +302,11 @@ test("a large file's digest comes after its report, and saving waits for it", as
   await report.waitForReport();
   assert.equal(await report.text("attainment"), expected);
   // The load is in; its file's digest is not yet.
-  await page.waitForFunction(() => typeof window.__releaseDigest === "function", null, { timeout: 30000 });
+  await page.waitForFunction(() => typeof window.__release.digest === "function", null, { timeout: 30000 });
   assert.ok(await page.getByTestId("save-report").isDisabled());
   await data.open();
   assert.equal(await page.getByTestId("files").locator("code").first().getAttribute("title"), "");
-  await page.evaluate(() => window.__releaseDigest());
+  await page.evaluate(() => window.__release.digest());
   const sha = crypto.createHash("sha256").update(fs.readFileSync(bigFile)).digest("hex");
   await page.waitForFunction((want) => document.querySelector('[data-testid="files"] code')?.title === want, sha);
   await page.getByTestId("tab-report").click();
