@@ -85,11 +85,18 @@ thread_local! {
     static DIGEST: RefCell<Option<Job>> = const { RefCell::new(None) };
 }
 
+impl Job {
+    /// Ends the worker; its handlers go with the job (a handler running now finishes first).
+    fn end(self) {
+        self.worker.set_onmessage(None);
+        self.worker.set_onerror(None);
+        self.worker.terminate();
+    }
+}
+
 fn stop_worker() {
     if let Some(job) = JOB.with(|j| j.borrow_mut().take()) {
-        job.worker.set_onmessage(None);
-        job.worker.set_onerror(None);
-        job.worker.terminate();
+        job.end();
     }
 }
 
@@ -567,19 +574,11 @@ fn digest_later(state: AppState, file: web_sys::File) {
 
 /// Ends the digest worker, if any (its answer came, or the loaded data is being replaced).
 fn stop_digest(state: AppState) {
-    // Taken out first: the handler that calls this is dropped with the job, after it returns.
-    let job = DIGEST.with(|d| d.borrow_mut().take());
-    if let Some(job) = &job {
-        job.worker.set_onmessage(None);
-        job.worker.set_onerror(None);
-        job.worker.terminate();
+    if let Some(job) = DIGEST.with(|d| d.borrow_mut().take()) {
+        job.end();
     }
     if state.digesting.get_untracked() {
         state.digesting.set(false);
-    }
-    // Dropped on a later task: this may be running inside the job's own message handler.
-    if let Some(job) = job {
-        set_timeout(move || drop(job), std::time::Duration::ZERO);
     }
 }
 
