@@ -10,7 +10,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::parallel;
-use crate::quantile::{percentile_ci95, percentile_sorted, Method};
+use crate::quantile::{
+    percentile_ci95_ranked, percentile_ranked, percentile_sorted, values_at_ranks, Method, Ranked,
+};
 use crate::spec::{CancelPolicy, ClassRule, Indicator, ItlStatistic, Spec, StallRule, Targets};
 use crate::stats::wilson_ci95;
 use crate::table::{LabelColumn, RequestTable, Status};
@@ -266,21 +268,31 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
     columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
     parallel::map(columns, slo_sort::sort_total);
-    // The statistics of groups of sorted columns, a job per group and indicator.
-    let stats_of = |groups: &[[Vec<f64>; 5]]| -> Vec<Vec<IndicatorStats>> {
-        let jobs: Vec<(usize, Indicator, &[f64])> = groups
+    // The statistics of groups of cells, a job per group and indicator, read from the cells'
+    // sorted columns (a class's cells, or every cell for the overall figures) without merging.
+    let stats_of = |groups: &[Vec<usize>]| -> Vec<Vec<IndicatorStats>> {
+        let jobs: Vec<(usize, usize, Indicator)> = groups
             .iter()
             .enumerate()
-            .flat_map(|(g, sorted)| {
+            .flat_map(|(g, _)| {
                 Indicator::ALL
                     .into_iter()
-                    .zip(sorted.iter())
-                    .map(move |(ind, xs)| (g, ind, xs.as_slice()))
+                    .enumerate()
+                    .map(move |(k, ind)| (g, k, ind))
             })
             .collect();
         let mut out: Vec<Vec<IndicatorStats>> = groups.iter().map(|_| Vec::new()).collect();
-        let stats = parallel::map(jobs, |(g, ind, xs)| {
-            (g, indicator_stats(ind, xs, &spec.percentiles, spec.method))
+        let stats = parallel::map(jobs, |(g, k, ind)| {
+            let parts: Vec<&[f64]> = groups
+                .get(g)
+                .into_iter()
+                .flatten()
+                .filter_map(|&cell| values.get(cell)?.get(k).map(Vec::as_slice))
+                .collect();
+            (
+                g,
+                indicator_stats(ind, &parts, &spec.percentiles, spec.method),
+            )
         });
         for (g, stats) in stats {
             if let Some(group) = out.get_mut(g) {
@@ -289,67 +301,26 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         }
         out
     };
-    let cell_stats = stats_of(&values);
-    // Classes and overall: concatenate sorted runs; the stable sort merges runs in near-linear
-    // time. A group of one part (a class without buckets, a spec of one class) has that part's
-    // values, already sorted, and its statistics, copied rather than computed again.
-    let merge = |groups: Vec<Vec<&[Vec<f64>; 5]>>| -> Vec<[Vec<f64>; 5]> {
-        let jobs: Vec<(usize, usize, Vec<&[f64]>)> = groups
-            .iter()
-            .enumerate()
-            .flat_map(|(g, parts)| {
-                (0..5).map(move |k| (g, k, parts.iter().map(|p| p[k].as_slice()).collect()))
-            })
-            .collect();
-        let merged = parallel::map(jobs, |(g, k, parts): (usize, usize, Vec<&[f64]>)| {
-            let mut column = Vec::with_capacity(parts.iter().map(|p| p.len()).sum());
-            for p in parts {
-                column.extend_from_slice(p);
-            }
-            slo_sort::merge_runs(&mut column);
-            (g, k, column)
-        });
-        let mut out: Vec<[Vec<f64>; 5]> = groups.iter().map(|_| Default::default()).collect();
-        for (g, k, column) in merged {
-            if let Some(slot) = out.get_mut(g).and_then(|o| o.get_mut(k)) {
-                *slot = column;
-            }
-        }
-        out
-    };
+    let cell_stats = stats_of(&(0..n_cells).map(|k| vec![k]).collect::<Vec<_>>());
+    // A group of one cell (a class without buckets, a spec of one class) has that cell's
+    // statistics, copied rather than computed again.
     let members: Vec<Vec<usize>> = (0..n_classes)
         .map(|c| (0..n_cells).filter(|&k| cells[k].class == c).collect())
         .collect();
-    let merged_classes = merge(
-        members
-            .iter()
-            .filter(|m| m.len() != 1)
-            .map(|m| m.iter().filter_map(|&k| values.get(k)).collect())
-            .collect(),
-    );
-    let merged_stats = stats_of(&merged_classes);
-    let mut merged_classes = merged_classes.into_iter().zip(merged_stats);
-    let mut class_values: Vec<[Vec<f64>; 5]> = Vec::with_capacity(n_classes);
-    let mut class_stats: Vec<Vec<IndicatorStats>> = Vec::with_capacity(n_classes);
-    for m in &members {
-        let (v, stats) = match m.as_slice() {
-            &[only] => (
-                values.get_mut(only).map(std::mem::take).unwrap_or_default(),
-                cell_stats.get(only).cloned().unwrap_or_default(),
-            ),
-            _ => merged_classes.next().unwrap_or_default(),
-        };
-        class_values.push(v);
-        class_stats.push(stats);
-    }
-    drop(values);
+    let several: Vec<Vec<usize>> = members.iter().filter(|m| m.len() != 1).cloned().collect();
+    let mut of_several = stats_of(&several).into_iter();
+    let class_stats: Vec<Vec<IndicatorStats>> = members
+        .iter()
+        .map(|m| match m.as_slice() {
+            &[only] => cell_stats.get(only).cloned().unwrap_or_default(),
+            _ => of_several.next().unwrap_or_default(),
+        })
+        .collect();
     let overall_stats = match class_stats.as_slice() {
         [only] => only.clone(),
-        _ => stats_of(&merge(vec![class_values.iter().collect()]))
-            .pop()
-            .unwrap_or_default(),
+        _ => stats_of(&[members.concat()]).pop().unwrap_or_default(),
     };
-    drop(class_values);
+    drop(values);
 
     Prepared {
         key: spec.grouping_key(),
@@ -387,53 +358,99 @@ fn per_request_gaps(table: &RequestTable, spec: &Spec) -> (Vec<f64>, Vec<f64>) {
     (itl_stat, max_gap)
 }
 
-/// Summary statistics and percentiles of one sorted sample.
+/// Summary statistics and percentiles of a sample given as sorted parts: a cell's one sorted
+/// column, or the columns of a class's cells (of every cell, for the overall figures), which
+/// are never merged.
+///
+/// # Formula
+/// Order statistics (percentiles, their intervals, the extremes, the CDF's points) are those
+/// of the parts' union in [`f64::total_cmp`] order, read at the positions they need with
+/// [`values_at_ranks`]: the same values, bit for bit, as from the merged column. The mean is
+/// the sum of each part's sum (each summed in its sorted order) divided by the count; the
+/// population standard deviation sums the squared deviations from that mean the same way. For
+/// one part that is exactly the sorted column's sums; for several, the same numbers up to
+/// rounding in the last digits (the order of additions differs from a merged column's).
 fn indicator_stats(
     indicator: Indicator,
-    sorted: &[f64],
+    parts: &[&[f64]],
     qs: &[f64],
     method: Method,
 ) -> IndicatorStats {
-    let n = sorted.len();
-    let mean = (n > 0).then(|| sorted.iter().sum::<f64>() / n as f64);
-    let std =
-        mean.map(|m| (sorted.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n as f64).sqrt());
-    let percentiles = qs
-        .iter()
-        .map(|&q| PercentileValue {
-            q,
-            value: percentile_sorted(sorted, q, method),
-            linear: percentile_sorted(sorted, q, Method::Linear),
-            nearest: percentile_sorted(sorted, q, Method::Nearest),
-            nearest_rank: percentile_sorted(sorted, q, Method::NearestRank),
-            ci95: percentile_ci95(sorted, q),
-        })
-        .collect();
-    let cdf = if n == 0 {
-        Vec::new()
-    } else {
-        let points = CDF_POINTS.min(n);
-        (0..points)
-            .map(|k| {
-                let idx = if points == 1 {
-                    n - 1
-                } else {
-                    k * (n - 1) / (points - 1)
-                };
-                (sorted[idx], (idx + 1) as f64 / n as f64)
-            })
-            .collect()
+    let n: usize = parts.iter().map(|p| p.len()).sum();
+    // `reduce`, not `sum`: one part's total is its own sum, bit for bit.
+    let total = |term: &dyn Fn(f64) -> f64| {
+        parts
+            .iter()
+            .map(|p| p.iter().map(|&x| term(x)).sum::<f64>())
+            .reduce(|a, b| a + b)
     };
-    IndicatorStats {
+    let mean = total(&|x| x).filter(|_| n > 0).map(|sum| sum / n as f64);
+    let std = mean.and_then(|m| total(&|x| (x - m) * (x - m)).map(|s| (s / n as f64).sqrt()));
+    let read = |sorted: Ranked| IndicatorStats {
         indicator,
         n: n as u64,
         mean,
         std,
-        min: sorted.first().copied(),
-        max: sorted.last().copied(),
-        percentiles,
-        cdf,
+        min: (n > 0).then(|| sorted.at(0)),
+        max: n.checked_sub(1).map(|last| sorted.at(last)),
+        percentiles: qs
+            .iter()
+            .map(|&q| PercentileValue {
+                q,
+                value: percentile_ranked(sorted, q, method),
+                linear: percentile_ranked(sorted, q, Method::Linear),
+                nearest: percentile_ranked(sorted, q, Method::Nearest),
+                nearest_rank: percentile_ranked(sorted, q, Method::NearestRank),
+                ci95: percentile_ci95_ranked(sorted, q),
+            })
+            .collect(),
+        cdf: cdf_positions(n)
+            .map(|idx| (sorted.at(idx), (idx + 1) as f64 / n as f64))
+            .collect(),
+    };
+    match parts {
+        [] => read(Ranked::Slice(&[])),
+        [one] => read(Ranked::Slice(one)),
+        _ => {
+            // Which positions the figures read depends on the count alone: a first reading
+            // notes them, then their values are found across the parts and read again.
+            let wanted = std::cell::RefCell::new(Vec::new());
+            read(Ranked::Read {
+                len: n,
+                at: &|i| {
+                    wanted.borrow_mut().push(i);
+                    0.0
+                },
+            });
+            let mut positions = wanted.into_inner();
+            positions.sort_unstable();
+            positions.dedup();
+            let values = values_at_ranks(parts, &positions);
+            read(Ranked::Read {
+                len: n,
+                at: &|i| {
+                    positions
+                        .binary_search(&i)
+                        .ok()
+                        .and_then(|k| values.get(k).copied())
+                        .unwrap_or(f64::NAN)
+                },
+            })
+        }
     }
+}
+
+/// The positions of a sample of `n` sorted values that its CDF shows: [`CDF_POINTS`] of them
+/// (every one, when there are fewer), evenly spaced from the smallest to the largest.
+fn cdf_positions(n: usize) -> impl Iterator<Item = usize> {
+    let points = CDF_POINTS.min(n);
+    (0..points).map(move |k| {
+        if points == 1 {
+            n - 1
+        } else {
+            k * (n - 1) / (points - 1)
+        }
+    })
 }
 
 /// How one request fared against its targets.
@@ -1483,6 +1500,82 @@ mod tests {
     use super::*;
     use crate::spec::TtftTarget;
     use crate::table::Row;
+
+    /// A group's statistics read from its cells' sorted columns are those of the merged
+    /// column: every order statistic (percentiles by each method, their intervals, the
+    /// extremes, the CDF's points) bit for bit, and the mean and standard deviation, summed
+    /// cell by cell, to the last digits (numpy-style sums of the merged column, written here).
+    #[test]
+    fn a_groups_statistics_from_its_parts_are_the_merged_columns() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let qs = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9];
+        for (case, lens) in [
+            [30_000, 45_000, 9_000],
+            [1, 700, 0],
+            [5, 5, 5],
+            [0, 0, 250_001],
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let mut parts: Vec<Vec<f64>> = lens
+                .iter()
+                .map(|&len| {
+                    (0..len)
+                        .map(|_| match next() % 20 {
+                            0 => 1000.0, // the same value in every part
+                            _ => (next() % 5_000_000) as f64 / 997.0,
+                        })
+                        .collect()
+                })
+                .collect();
+            parts.iter_mut().for_each(slo_sort::sort_total);
+            let mut merged = parts.concat();
+            slo_sort::sort_total(&mut merged);
+            let slices: Vec<&[f64]> = parts.iter().map(Vec::as_slice).collect();
+            let method = Method::MedianUnbiased;
+            let got = indicator_stats(Indicator::Ttft, &slices, &qs, method);
+            let want = indicator_stats(Indicator::Ttft, &[&merged], &qs, method);
+            let bits = |s: &IndicatorStats| {
+                let mut b = vec![
+                    s.n,
+                    s.min.map_or(0, f64::to_bits),
+                    s.max.map_or(0, f64::to_bits),
+                ];
+                for p in &s.percentiles {
+                    for v in [p.value, p.linear, p.nearest, p.nearest_rank] {
+                        b.push(v.map_or(1, f64::to_bits));
+                    }
+                    let (lo, hi) = p.ci95.unwrap_or((f64::NAN, f64::NAN));
+                    b.extend([lo.to_bits(), hi.to_bits()]);
+                }
+                b.extend(s.cdf.iter().flat_map(|&(v, f)| [v.to_bits(), f.to_bits()]));
+                b
+            };
+            assert_eq!(bits(&got), bits(&want), "case {case}");
+            let n = merged.len() as f64;
+            let mean = merged.iter().sum::<f64>() / n;
+            let std = (merged.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
+            let close =
+                |a: Option<f64>, b: f64| a.is_some_and(|a| (a - b).abs() <= 1e-12 * b.abs());
+            assert!(
+                close(got.mean, mean),
+                "case {case}: mean {:?} against {mean}",
+                got.mean
+            );
+            assert!(
+                close(got.std, std),
+                "case {case}: std {:?} against {std}",
+                got.std
+            );
+        }
+    }
 
     /// `evaluate` tallies blocks of rows apart (on several threads where there are some) and
     /// adds them up: the report must be what one pass over the rows in order gives, down to
