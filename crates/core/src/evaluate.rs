@@ -377,15 +377,20 @@ fn indicator_stats(
     method: Method,
 ) -> IndicatorStats {
     let n: usize = parts.iter().map(|p| p.len()).sum();
-    // `reduce`, not `sum`: one part's total is its own sum, bit for bit.
-    let total = |term: &dyn Fn(f64) -> f64| {
-        parts
+    // `reduce`, not `sum`: one part's total is its own sum, bit for bit. (Plain loops: a
+    // closure called per value is a call per value in the size-tuned wasm.)
+    let sum = parts
+        .iter()
+        .map(|p| p.iter().sum::<f64>())
+        .reduce(|a, b| a + b);
+    let mean = sum.filter(|_| n > 0).map(|sum| sum / n as f64);
+    let std = mean.and_then(|m| {
+        let squares = parts
             .iter()
-            .map(|p| p.iter().map(|&x| term(x)).sum::<f64>())
-            .reduce(|a, b| a + b)
-    };
-    let mean = total(&|x| x).filter(|_| n > 0).map(|sum| sum / n as f64);
-    let std = mean.and_then(|m| total(&|x| (x - m) * (x - m)).map(|s| (s / n as f64).sqrt()));
+            .map(|p| p.iter().map(|x| (x - m) * (x - m)).sum::<f64>())
+            .reduce(|a, b| a + b)?;
+        Some((squares / n as f64).sqrt())
+    });
     let read = |sorted: Ranked| IndicatorStats {
         indicator,
         n: n as u64,
