@@ -270,6 +270,15 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     parallel::map(columns, slo_sort::sort_total);
     // The statistics of groups of cells, a job per group and indicator, read from the cells'
     // sorted columns (a class's cells, or every cell for the overall figures) without merging.
+    // Each cell's count, sum and squared deviations, per indicator: a group's mean and
+    // standard deviation are made of its cells', without another pass over the values.
+    let moments: Vec<Moments> = parallel::map(
+        values.iter().flat_map(|cell| cell.iter()).collect(),
+        |column: &Vec<f64>| Moments::of(column),
+    );
+    let moments_at = |cell: usize, k: usize| -> Moments {
+        moments.get(cell * 5 + k).copied().unwrap_or_default()
+    };
     let stats_of = |groups: &[Vec<usize>]| -> Vec<Vec<IndicatorStats>> {
         let jobs: Vec<(usize, usize, Indicator)> = groups
             .iter()
@@ -289,10 +298,10 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
                 .flatten()
                 .filter_map(|&cell| values.get(cell)?.get(k).map(Vec::as_slice))
                 .collect();
-            (
-                g,
-                indicator_stats(ind, &parts, &spec.percentiles, spec.method),
-            )
+            let group = groups.get(g).map_or(&[][..], Vec::as_slice);
+            let moments = Moments::of_parts(group.iter().map(|&cell| moments_at(cell, k)));
+            let stats = indicator_stats(ind, &parts, moments, &spec.percentiles, spec.method);
+            (g, stats)
         });
         for (g, stats) in stats {
             if let Some(group) = out.get_mut(g) {
@@ -358,39 +367,85 @@ fn per_request_gaps(table: &RequestTable, spec: &Spec) -> (Vec<f64>, Vec<f64>) {
     (itl_stat, max_gap)
 }
 
-/// Summary statistics and percentiles of a sample given as sorted parts: a cell's one sorted
-/// column, or the columns of a class's cells (of every cell, for the overall figures), which
-/// are never merged.
+/// A sample's count, sum and sum of squared deviations from its mean: what its mean and
+/// population standard deviation are made of.
+#[derive(Clone, Copy, Debug, Default)]
+struct Moments {
+    n: usize,
+    sum: f64,
+    squares: f64,
+}
+
+impl Moments {
+    /// One column's: the sum in its order, then the squared deviations from its mean.
+    fn of(column: &[f64]) -> Moments {
+        let n = column.len();
+        let sum = column.iter().sum::<f64>();
+        let mean = sum / n as f64;
+        let squares = if n == 0 {
+            0.0
+        } else {
+            column.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>()
+        };
+        Moments { n, sum, squares }
+    }
+
+    /// The union of samples', from theirs alone: the sums added in order, and each sample's
+    /// squared deviations moved to the union's mean (`squares + n·(its mean − the mean)²`, an
+    /// identity, numerically stable). One sample's moments come back as they are.
+    fn of_parts(parts: impl Iterator<Item = Moments> + Clone) -> Moments {
+        if let (Some(one), None) = (parts.clone().next(), parts.clone().nth(1)) {
+            return one;
+        }
+        let n = parts.clone().map(|p| p.n).sum::<usize>();
+        // `reduce`, not `sum`: one part's total is its own, bit for bit.
+        let sum = parts
+            .clone()
+            .map(|p| p.sum)
+            .reduce(|a, b| a + b)
+            .unwrap_or(0.0);
+        let mean = sum / n as f64;
+        let squares = parts
+            .filter(|p| p.n > 0)
+            .map(|p| {
+                let off = p.sum / p.n as f64 - mean;
+                p.squares + p.n as f64 * off * off
+            })
+            .reduce(|a, b| a + b)
+            .unwrap_or(0.0);
+        Moments { n, sum, squares }
+    }
+
+    fn mean(&self) -> Option<f64> {
+        (self.n > 0).then(|| self.sum / self.n as f64)
+    }
+
+    fn std(&self) -> Option<f64> {
+        (self.n > 0).then(|| (self.squares / self.n as f64).sqrt())
+    }
+}
+
+/// Summary statistics and percentiles of a sample given as sorted parts (a cell's one sorted
+/// column, or the columns of a class's cells, or of every cell for the overall figures, which
+/// are never merged) and its [`Moments`].
 ///
 /// # Formula
 /// Order statistics (percentiles, their intervals, the extremes, the CDF's points) are those
 /// of the parts' union in [`f64::total_cmp`] order, read at the positions they need with
 /// [`values_at_ranks`]: the same values, bit for bit, as from the merged column. The mean is
-/// the sum of each part's sum (each summed in its sorted order) divided by the count; the
-/// population standard deviation sums the squared deviations from that mean the same way. For
-/// one part that is exactly the sorted column's sums; for several, the same numbers up to
-/// rounding in the last digits (the order of additions differs from a merged column's).
+/// the sum of the parts' sums (each summed in its sorted order) divided by the count, and the
+/// population standard deviation comes from the parts' squared deviations ([`Moments`]): for
+/// one part exactly the sorted column's two-pass figures; for several, the same numbers up to
+/// rounding in the last digits (a merged column's additions come in another order).
 fn indicator_stats(
     indicator: Indicator,
     parts: &[&[f64]],
+    moments: Moments,
     qs: &[f64],
     method: Method,
 ) -> IndicatorStats {
     let n: usize = parts.iter().map(|p| p.len()).sum();
-    // `reduce`, not `sum`: one part's total is its own sum, bit for bit. (Plain loops: a
-    // closure called per value is a call per value in the size-tuned wasm.)
-    let sum = parts
-        .iter()
-        .map(|p| p.iter().sum::<f64>())
-        .reduce(|a, b| a + b);
-    let mean = sum.filter(|_| n > 0).map(|sum| sum / n as f64);
-    let std = mean.and_then(|m| {
-        let squares = parts
-            .iter()
-            .map(|p| p.iter().map(|x| (x - m) * (x - m)).sum::<f64>())
-            .reduce(|a, b| a + b)?;
-        Some((squares / n as f64).sqrt())
-    });
+    let (mean, std) = (moments.mean(), moments.std());
     let read = |sorted: Ranked| IndicatorStats {
         indicator,
         n: n as u64,
@@ -1508,8 +1563,8 @@ mod tests {
 
     /// A group's statistics read from its cells' sorted columns are those of the merged
     /// column: every order statistic (percentiles by each method, their intervals, the
-    /// extremes, the CDF's points) bit for bit, and the mean and standard deviation, summed
-    /// cell by cell, to the last digits (numpy-style sums of the merged column, written here).
+    /// extremes, the CDF's points) bit for bit, and the mean and standard deviation, made of
+    /// the cells' moments, to the last digits (two-pass sums of the merged column, written here).
     #[test]
     fn a_groups_statistics_from_its_parts_are_the_merged_columns() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -1545,8 +1600,10 @@ mod tests {
             slo_sort::sort_total(&mut merged);
             let slices: Vec<&[f64]> = parts.iter().map(Vec::as_slice).collect();
             let method = Method::MedianUnbiased;
-            let got = indicator_stats(Indicator::Ttft, &slices, &qs, method);
-            let want = indicator_stats(Indicator::Ttft, &[&merged], &qs, method);
+            let moments = Moments::of_parts(slices.iter().map(|p| Moments::of(p)));
+            let got = indicator_stats(Indicator::Ttft, &slices, moments, &qs, method);
+            let whole = Moments::of(&merged);
+            let want = indicator_stats(Indicator::Ttft, &[&merged], whole, &qs, method);
             let bits = |s: &IndicatorStats| {
                 let mut b = vec![
                     s.n,
