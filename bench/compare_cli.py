@@ -8,8 +8,11 @@ part of what a user waits for). The two commands alternate, so that a machine th
 or quieter during the benchmark affects both alike. Reported: the median wall time of each, the
 ratio of the medians, median CPU time (user + system) and peak memory (max RSS) per process.
 
-Then both answers are checked against each other: joint attainment, and p90 of TTFT, TPOT and
-E2E by numpy's linear and nearest methods. The exit status is 1 if they differ.
+`slo` computes what the reference computes, overall and per class: its spec
+(bench/classes_spec.json) groups requests by the log's `class` column (chat, code, batch).
+Then both answers are checked against each other, overall and for each class: joint
+attainment, and p90 of TTFT, TPOT and E2E by numpy's linear and nearest methods. The exit
+status is 1 if they differ.
 """
 
 import argparse
@@ -56,11 +59,14 @@ def main():
     ref_out, slo_out = os.path.join(tmp, "reference.json"), os.path.join(tmp, "slo.json")
     reference = [sys.executable, os.path.join(HERE, "reference_report.py"), a.file,
                  "--ttft", str(a.ttft), "--tpot", str(a.tpot), "--json"]
-    slo = [a.slo, "report", "--ttft", f"{a.ttft:g}", "--tpot", f"{a.tpot:g}",
+    # Per class, as the reference reports: the spec groups by the `class` column.
+    slo = [a.slo, "report", "--spec", os.path.join(HERE, "classes_spec.json"),
+           "--ttft", f"{a.ttft:g}", "--tpot", f"{a.tpot:g}",
            "--percentiles", "50,90,99", "--format", "json", a.file]
     print(f"file: {a.file} ({os.path.getsize(a.file) / 1e6:.1f} MB)")
     print(f"reference: python3 bench/reference_report.py FILE --json   (pandas.read_csv + numpy)")
-    print(f"slo:       {' '.join(slo[:-1])} FILE")
+    shown = [os.path.relpath(x) if x.endswith(".json") else x for x in slo[:-1]]
+    print(f"slo:       {' '.join(shown)} FILE")
     times = {"reference": [], "slo": []}
     for k in range(a.runs):
         for name, cmd, out in (("reference", reference, ref_out), ("slo", slo, slo_out)):
@@ -78,24 +84,32 @@ def main():
     cpu_ratio = med["reference"][1] / med["slo"][1]
     print(f"ratio of medians (reference / slo): wall {ratio:.1f}x, cpu {cpu_ratio:.1f}x   (target: wall >= 8x)")
 
-    # Same answers?
+    # Same answers? Overall and per class: attainment and p90 by both methods.
     with open(ref_out) as f:
-        ref = json.load(f)["overall"]
+        ref = json.load(f)
     with open(slo_out) as f:
-        got = json.load(f)["overall"]
-    rows = [("joint attainment", ref["attainment"], got["attainment"])]
-    for ind in ("ttft_ms", "tpot_ms", "e2e_ms"):
-        lin, near = ref["percentiles"][ind]["90"]
-        p90 = got["percentile_details"][ind]["by_percentile"]["90"]
-        rows.append((f"p90 {ind} linear", lin, p90["linear"]))
-        rows.append((f"p90 {ind} nearest", near, p90["nearest"]))
+        got = json.load(f)
+    groups = [("overall", ref["overall"], got["overall"])]
+    by_name = {c["class"]: c for c in got["classes"]}
+    groups += [(name, r, by_name.get(name)) for name, r in sorted(ref["classes"].items())]
+    rows = []
+    for name, r, g in groups:
+        if g is None:
+            rows.append((f"{name}: no such class in slo's report", 1, None))
+            continue
+        rows.append((f"{name} attainment", r["attainment"], g["attainment"]))
+        for ind in ("ttft_ms", "tpot_ms", "e2e_ms"):
+            lin, near = r["percentiles"][ind]["90"]
+            p90 = g["percentile_details"][ind]["by_percentile"]["90"]
+            rows.append((f"{name} p90 {ind} lin", lin, p90["linear"]))
+            rows.append((f"{name} p90 {ind} near", near, p90["nearest"]))
     print()
-    print(f"{'':22} {'reference':>18} {'slo':>18}")
+    print(f"{'':26} {'reference':>18} {'slo':>18}")
     same = True
     for label, want, have in rows:
         ok = close(want, have)
         same &= ok
-        print(f"{label:22} {want!s:>18} {have!s:>18}  {'same' if ok else 'DIFFERENT'}")
+        print(f"{label:26} {want!s:>18} {have!s:>18}  {'same' if ok else 'DIFFERENT'}")
     print("answers: " + ("the same" if same else "DIFFERENT"))
 
     if a.json:
