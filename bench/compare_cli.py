@@ -9,7 +9,9 @@ or quieter during the benchmark affects both alike. Reported: the median wall ti
 ratio of the medians, median CPU time (user + system) and peak memory (max RSS) per process.
 
 `slo` computes what the reference computes, overall and per class: its spec
-(bench/classes_spec.json) groups requests by the log's `class` column (chat, code, batch).
+(bench/classes_spec.json) groups requests by the log's `class` column (chat, code, batch: the
+classes bench/gen_requests.py writes; for a log with other classes, edit the spec, or the
+check below reports the difference).
 Then both answers are checked against each other, overall and for each class: joint
 attainment, and p90 of TTFT, TPOT and E2E by numpy's linear and nearest methods. The exit
 status is 1 if they differ.
