@@ -1567,13 +1567,7 @@ mod tests {
     /// the cells' moments, to the last digits (two-pass sums of the merged column, written here).
     #[test]
     fn a_groups_statistics_from_its_parts_are_the_merged_columns() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::sequence(0x9e37_79b9_7f4a_7c15);
         let qs = [50.0, 75.0, 90.0, 95.0, 99.0, 99.9];
         for (case, lens) in [
             [30_000, 45_000, 9_000],

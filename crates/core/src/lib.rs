@@ -28,3 +28,18 @@ pub mod stats;
 pub mod sweep;
 pub mod table;
 pub mod transfer;
+
+/// Helpers for the engine's own tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    /// A fixed pseudo-random sequence (xorshift64) from `seed`, for test data that is the same
+    /// on every run.
+    pub fn sequence(mut x: u64) -> impl FnMut() -> u64 {
+        move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        }
+    }
+}

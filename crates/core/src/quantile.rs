@@ -790,22 +790,12 @@ mod tests {
         assert!(lo < 999_000 && hi > 999_000, "p99.9 interval ({lo}, {hi})");
     }
 
-    /// A fixed pseudo-random sequence (xorshift) from `seed`.
-    fn sequence(mut x: u64) -> impl FnMut() -> u64 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        }
-    }
-
     /// `values_at_ranks` reads, at every position, what the runs merged and sorted hold there,
     /// bit for bit: runs of any lengths (empty ones too), heavy ties across runs, -0 and 0,
     /// infinities and NaN, from 1 to 12 runs, and 40 or 45 (merged rather than passed).
     #[test]
     fn values_at_ranks_read_the_merged_runs() {
-        let mut next = sequence(0x5851_f42d_4c95_7f2d);
+        let mut next = crate::testing::sequence(0x5851_f42d_4c95_7f2d);
         let special = [
             0.0,
             -0.0,

@@ -1404,13 +1404,7 @@ mod tests {
                 _ => true,
             })
         };
-        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = crate::testing::sequence(0x2545_f491_4f6c_dd1d);
         // A `\r` last in a megabyte block: plain only when the next block starts with `\n`.
         for (after, want) in [(b'\n', true), (b'1', false)] {
             let mut text = vec![b'1'; (1 << 20) + 8];
@@ -1425,7 +1419,7 @@ mod tests {
                 // or `\n` somewhere, which decides whether it is plain.
                 let mut text: Vec<u8> =
                     (0..len).map(|_| alphabet[(next() % 13) as usize]).collect();
-                if len > 0 && next() % 2 == 0 {
+                if len > 0 && next().is_multiple_of(2) {
                     let at = (next() as usize) % len;
                     text[at] = alphabet[12 + (next() % 3) as usize];
                 }
