@@ -258,10 +258,10 @@ impl Ranked<'_> {
     }
 }
 
-/// Above this many runs (not counting empty ones), [`values_at_ranks`] merges them: passing
-/// values costs about `a²` reads a position for `a` runs, merging about `log a` passes over
-/// them all (natively, a million values in 30 runs: 2.3 against 17 ms; in 200 runs: 53
-/// against 26 ms).
+/// Above this many runs (not counting empty ones), [`values_at_ranks`] sorts them together:
+/// passing values costs about `a²` reads a position for `a` runs, where a sort costs the same
+/// for any number of runs (natively, a million values in 30 runs: 2.3 ms passed against 17 ms
+/// merged; in 200 runs: 53 ms passed, 26 ms merged, 15 ms sorted).
 const PASS_UP_TO: usize = 32;
 
 /// The values at `ranks` (0-based positions, ascending) of the union of sorted `runs`, as if
@@ -276,8 +276,8 @@ const PASS_UP_TO: usize = 32;
 /// so those `m` come within the next `a·(m - 1) + 1 <= r` values of the merged order: none of
 /// them is the one wanted. The gap shrinks by a factor `1 - 1/a` a step, so a position costs
 /// about `a² · ln(gap)` reads, and a few hundred of them over a million values in a few runs
-/// take microseconds, where a merge passes every value. More runs are merged
-/// ([`slo_sort::merge_runs`]) and read where they are.
+/// take microseconds, where a merge passes every value. More runs are put together and
+/// sorted ([`slo_sort::sort_total`]), and read where they are.
 ///
 /// # Edge cases
 /// Order is [`f64::total_cmp`]'s (runs must be sorted in it); equal values have equal bits, so
@@ -287,7 +287,7 @@ pub fn values_at_ranks(runs: &[&[f64]], ranks: &[usize]) -> Vec<f64> {
     let runs: Vec<&[f64]> = runs.iter().copied().filter(|r| !r.is_empty()).collect();
     if runs.len() > PASS_UP_TO {
         let mut merged = runs.concat();
-        slo_sort::merge_runs(&mut merged);
+        slo_sort::sort_total(&mut merged);
         let mut last = 0;
         return ranks
             .iter()
@@ -792,7 +792,7 @@ mod tests {
 
     /// `values_at_ranks` reads, at every position, what the runs merged and sorted hold there,
     /// bit for bit: runs of any lengths (empty ones too), heavy ties across runs, -0 and 0,
-    /// infinities and NaN, from 1 to 12 runs, and 40 or 45 (merged rather than passed).
+    /// infinities and NaN, from 1 to 12 runs, and 40 or 45 (sorted together rather than passed).
     #[test]
     fn values_at_ranks_read_the_merged_runs() {
         let mut next = crate::testing::sequence(0x5851_f42d_4c95_7f2d);
@@ -857,7 +857,7 @@ mod tests {
             want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
         );
         assert!(values_at_ranks(&[], &[0]).iter().all(|x| x.is_nan()));
-        // The same when so many runs are merged rather than passed.
+        // The same when so many runs are sorted together rather than passed.
         let many: Vec<Vec<f64>> = (0..40).map(|k| vec![f64::from(k)]).collect();
         let runs: Vec<&[f64]> = many.iter().map(Vec::as_slice).collect();
         let got = values_at_ranks(&runs, &[0, 39, 39, 5, 40]);

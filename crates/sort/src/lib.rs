@@ -35,24 +35,6 @@ pub fn sort_total(values: &mut Vec<f64>) {
     *values = keys.into_iter().map(unkey).collect();
 }
 
-/// Sorts `values`, made of sorted runs put one after another (the sorted columns of a group of
-/// more cells than `slo_core::quantile::values_at_ranks` reads across cheaply), in
-/// [`f64::total_cmp`] order. The stable sort finds the runs and merges them,
-/// in about linear time for a few runs; equal values have equal bits, so the result is the
-/// same as any sort's.
-///
-/// Latencies have no sign bit set, and for such floats `total_cmp`'s order is the order of
-/// their bits as unsigned integers: then the runs are merged comparing bits, a cheaper
-/// comparison (about a fifth less time in V8). Any value with its sign bit set (a negative
-/// number, −0, a negative NaN) takes `total_cmp` itself.
-pub fn merge_runs(values: &mut [f64]) {
-    if values.iter().all(|x| x.is_sign_positive()) {
-        values.sort_by_key(|x| x.to_bits());
-    } else {
-        values.sort_by(f64::total_cmp);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -110,48 +92,5 @@ mod tests {
             check_sort(values);
         }
         check_sort(vec![42.5; 10_000]);
-    }
-
-    /// Both of `merge_runs`'s ways give `total_cmp`'s order, bit for bit.
-    #[test]
-    fn merge_runs_matches_total_cmp_with_and_without_signs() {
-        let mut next = sequence(0x2545_f491_4f6c_dd1d);
-        for signed in [false, true] {
-            // Three sorted runs of latency-like values, positive specials among them.
-            let mut runs: Vec<Vec<f64>> = (0..3)
-                .map(|r| {
-                    (0..20_000 + r * 777)
-                        .map(|k| match next() % 8 {
-                            0 => f64::INFINITY,
-                            1 => f64::NAN,
-                            2 => 0.0,
-                            3 if signed => -((next() % 1000) as f64),
-                            4 if signed && k % 2 == 0 => -0.0,
-                            _ => (next() % 100_000) as f64 / 1000.0,
-                        })
-                        .collect()
-                })
-                .collect();
-            runs.iter_mut().for_each(|r| r.sort_by(f64::total_cmp));
-            let mut got: Vec<f64> = runs.concat();
-            let mut want = got.clone();
-            want.sort_by(f64::total_cmp);
-            merge_runs(&mut got);
-            assert_eq!(bits(&got), bits(&want), "signed: {signed}");
-        }
-    }
-
-    #[test]
-    fn merge_runs_gives_the_sorted_whole() {
-        let runs = [
-            vec![-1.0, -0.0, 0.5, 7.0],
-            vec![f64::NAN],
-            vec![0.0, 0.5, 2.0, 9.0],
-        ];
-        let mut values: Vec<f64> = runs.concat();
-        merge_runs(&mut values);
-        // total_cmp puts -0 before 0, and a positive NaN after every number.
-        let want = [-1.0, -0.0, 0.0, 0.5, 0.5, 2.0, 7.0, 9.0, f64::NAN];
-        assert_eq!(bits(&values), bits(&want));
     }
 }
