@@ -268,8 +268,6 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
     columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
     parallel::map(columns, slo_sort::sort_total);
-    // The statistics of groups of cells, a job per group and indicator, read from the cells'
-    // sorted columns (a class's cells, or every cell for the overall figures) without merging.
     // Each cell's count, sum and squared deviations, per indicator: a group's mean and
     // standard deviation are made of its cells', without another pass over the values.
     let moments: Vec<Moments> = parallel::map(
@@ -277,8 +275,11 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         |column: &Vec<f64>| Moments::of(column),
     );
     let moments_at = |cell: usize, k: usize| -> Moments {
-        moments.get(cell * 5 + k).copied().unwrap_or_default()
+        let at = cell * Indicator::ALL.len() + k;
+        moments.get(at).copied().unwrap_or_default()
     };
+    // The statistics of groups of cells, a job per group and indicator, read from the cells'
+    // sorted columns (a class's cells, or every cell for the overall figures) without merging.
     let stats_of = |groups: &[Vec<usize>]| -> Vec<Vec<IndicatorStats>> {
         let jobs: Vec<(usize, usize, Indicator)> = groups
             .iter()
