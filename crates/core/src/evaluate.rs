@@ -293,14 +293,13 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             .collect();
         let mut out: Vec<Vec<IndicatorStats>> = groups.iter().map(|_| Vec::new()).collect();
         let stats = parallel::map(jobs, |(g, k, ind)| {
-            let parts: Vec<&[f64]> = groups
-                .get(g)
-                .into_iter()
-                .flatten()
+            let group = groups.get(g).map_or(&[][..], Vec::as_slice);
+            let parts: Vec<&[f64]> = group
+                .iter()
                 .filter_map(|&cell| values.get(cell)?.get(k).map(Vec::as_slice))
                 .collect();
-            let group = groups.get(g).map_or(&[][..], Vec::as_slice);
-            let moments = Moments::of_parts(group.iter().map(|&cell| moments_at(cell, k)));
+            let cells: Vec<Moments> = group.iter().map(|&cell| moments_at(cell, k)).collect();
+            let moments = Moments::of_parts(&cells);
             let stats = indicator_stats(ind, &parts, moments, &spec.percentiles, spec.method);
             (g, stats)
         });
@@ -383,37 +382,28 @@ impl Moments {
         let n = column.len();
         let sum = column.iter().sum::<f64>();
         let mean = sum / n as f64;
-        let squares = if n == 0 {
-            0.0
-        } else {
-            column.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>()
-        };
+        let squares = column.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
         Moments { n, sum, squares }
     }
 
     /// The union of samples', from theirs alone: the sums added in order, and each sample's
     /// squared deviations moved to the union's mean (`squares + n·(its mean − the mean)²`, an
     /// identity, numerically stable). One sample's moments come back as they are.
-    fn of_parts(parts: impl Iterator<Item = Moments> + Clone) -> Moments {
-        if let (Some(one), None) = (parts.clone().next(), parts.clone().nth(1)) {
-            return one;
+    fn of_parts(parts: &[Moments]) -> Moments {
+        if let [one] = parts {
+            return *one;
         }
-        let n = parts.clone().map(|p| p.n).sum::<usize>();
-        // `reduce`, not `sum`: one part's total is its own, bit for bit.
-        let sum = parts
-            .clone()
-            .map(|p| p.sum)
-            .reduce(|a, b| a + b)
-            .unwrap_or(0.0);
+        let n = parts.iter().map(|p| p.n).sum::<usize>();
+        let sum = parts.iter().map(|p| p.sum).sum::<f64>();
         let mean = sum / n as f64;
         let squares = parts
+            .iter()
             .filter(|p| p.n > 0)
             .map(|p| {
                 let off = p.sum / p.n as f64 - mean;
                 p.squares + p.n as f64 * off * off
             })
-            .reduce(|a, b| a + b)
-            .unwrap_or(0.0);
+            .sum::<f64>();
         Moments { n, sum, squares }
     }
 
@@ -1595,7 +1585,8 @@ mod tests {
             slo_sort::sort_total(&mut merged);
             let slices: Vec<&[f64]> = parts.iter().map(Vec::as_slice).collect();
             let method = Method::MedianUnbiased;
-            let moments = Moments::of_parts(slices.iter().map(|p| Moments::of(p)));
+            let cells: Vec<Moments> = slices.iter().map(|p| Moments::of(p)).collect();
+            let moments = Moments::of_parts(&cells);
             let got = indicator_stats(Indicator::Ttft, &slices, moments, &qs, method);
             let whole = Moments::of(&merged);
             let want = indicator_stats(Indicator::Ttft, &[&merged], whole, &qs, method);
