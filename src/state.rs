@@ -449,7 +449,11 @@ impl AppState {
             good.len(),
             if good.len() == 1 { "" } else { "s" },
             if skipped > 0 {
-                format!("; {} rows skipped (see below)", crate::fmt::count(skipped))
+                format!(
+                    "; {} row{} skipped (see below)",
+                    crate::fmt::count(skipped),
+                    if skipped == 1 { "" } else { "s" }
+                )
             } else {
                 String::new()
             }

@@ -1,11 +1,12 @@
 //! The loader thread's entry points: www/worker.js calls [`worker_load`] with the bytes of every
-//! source, and, in a second worker it starts for one large CSV, [`worker_part`] for the second
-//! half of the rows. The page's side is `loader.rs`; what is computed is
-//! `slo_core::transfer::Batch::load` (or `load_first_part` and `load_given` when two workers
-//! share the file).
+//! source, or, for one large CSV file read in two slices by two workers (`ingest::Slices`),
+//! [`worker_load_first_slice`] with its first slice, and in the second worker it starts
+//! [`worker_second_slice`] with the header's bytes and the second slice. The page's side is
+//! `loader.rs`; what is computed is `slo_core::transfer::Batch::load` (or
+//! `Batch::first_slice` and `Batch::read_slices` when two workers share the file).
 
 use js_sys::{Array, Float64Array, Function, Object, Reflect, Uint32Array, Uint8Array};
-use slo_core::ingest::{self, IngestOptions, Part};
+use slo_core::ingest::{self, FirstSlice, IngestOptions, Slices};
 use slo_core::spec::Spec;
 use slo_core::transfer::{self, Batch, Column, Parts};
 use wasm_bindgen::prelude::*;
@@ -16,11 +17,12 @@ pub fn in_worker() -> bool {
 }
 
 /// A load in the worker: parsed (waiting for the SHA-256 digests the browser computes beside
-/// it), or with only its first part read (waiting for the other worker's part as well).
+/// it), or with only its first slice read (waiting for the other worker's part as well).
 #[wasm_bindgen]
 pub struct PendingLoad {
     state: State,
-    /// The files; their bytes are freed once every part is read, before `prepare`.
+    /// The files (for a file read in slices, its first slice); their bytes are freed once
+    /// every part is read, before `prepare`.
     sources: Vec<(String, Vec<u8>)>,
     /// Which sources are logs rather than saved reports (`Batch::logs_of`), for the digests.
     logs: Vec<bool>,
@@ -30,10 +32,10 @@ pub struct PendingLoad {
 
 enum State {
     Loaded(Box<Batch>),
-    /// Part 0 of `of` of the one source, read here.
-    FirstPart {
-        first: Box<Part>,
-        of: usize,
+    /// The first slice's part of the one source, a file of `size` bytes, read here.
+    FirstSlice {
+        first: Box<FirstSlice>,
+        size: u64,
     },
 }
 
@@ -41,10 +43,6 @@ enum State {
 /// `spec_json`. `progress(phase, fraction)` is called as it goes. An unreadable spec only means
 /// nothing is prepared (the page prepares it when it can). With `sha256_elsewhere` in the options
 /// the files' digests are left to [`PendingLoad::finish`].
-///
-/// With `parts` of 2 or more, another worker reads the rest of a single large CSV: only this
-/// worker's part is read now ([`PendingLoad::waiting`]), and [`PendingLoad::join`] takes the
-/// other's. A load that is not read in parts is read whole at once, whatever `parts` says.
 #[wasm_bindgen]
 pub fn worker_load(
     names: Array,
@@ -52,10 +50,8 @@ pub fn worker_load(
     options_json: &str,
     spec_json: &str,
     progress: &Function,
-    parts: usize,
 ) -> Result<PendingLoad, JsValue> {
     let options = options_from(options_json)?;
-    let spec = Spec::from_json(spec_json).ok();
     let sources: Vec<(String, Vec<u8>)> = names
         .iter()
         .zip(buffers.iter())
@@ -66,33 +62,54 @@ pub fn worker_load(
             )
         })
         .collect();
-    let mut report = |phase: &str, fraction: f64| {
-        let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
-    };
-    let first = (parts >= 2)
-        .then(|| Batch::load_first_part(&sources, &options, parts, &mut report))
-        .flatten();
-    let logs = Batch::logs_of(&sources);
-    let mut load = PendingLoad {
-        state: State::Loaded(Box::default()),
-        sources,
-        logs,
-        options,
-        spec,
-    };
-    match first {
-        Some(first) => {
-            load.state = State::FirstPart {
-                first: Box::new(first),
-                of: parts,
-            }
-        }
-        None => {
-            let batch = Batch::read_given(&load.sources, &load.options, None, &mut report);
-            load.prepare(batch, &mut report);
-        }
-    }
+    let mut load = PendingLoad::new(sources, options, spec_json);
+    let mut report = reporter(progress);
+    let batch = Batch::read(&load.sources, &load.options, &mut report);
+    load.prepare(batch, &mut report);
     Ok(load)
+}
+
+/// `[middle, first_end, head_end]` of a file of `size` bytes read in two slices
+/// (`ingest::Slices`): the loader reads the bytes before `first_end`, the second worker those
+/// before `head_end` and from `middle` on.
+#[wasm_bindgen]
+pub fn worker_slices(size: f64) -> Vec<f64> {
+    let s = Slices::of(size as u64);
+    vec![s.middle as f64, s.first_end as f64, s.head_end as f64]
+}
+
+/// The first step of loading one file of `size` bytes read in two slices by two workers:
+/// `bytes` are its first slice (`worker_slices`), whose rows are read now. The load then waits
+/// for the second worker's part ([`PendingLoad::waiting`], [`PendingLoad::join`]). `undefined`
+/// when the file is not read in slices (`Batch::first_slice`): read it whole
+/// ([`worker_load`]).
+#[wasm_bindgen]
+pub fn worker_load_first_slice(
+    name: &str,
+    bytes: Uint8Array,
+    size: f64,
+    options_json: &str,
+    spec_json: &str,
+    progress: &Function,
+) -> Result<Option<PendingLoad>, JsValue> {
+    let options = options_from(options_json)?;
+    let (bytes, size) = (bytes.to_vec(), size as u64);
+    let first = Batch::first_slice(name, &bytes, size, &options, &mut reporter(progress));
+    Ok(first.map(|first| {
+        let mut load = PendingLoad::new(vec![(name.to_string(), bytes)], options, spec_json);
+        load.state = State::FirstSlice {
+            first: Box::new(first),
+            size,
+        };
+        load
+    }))
+}
+
+/// `progress(phase, fraction)` as a Rust closure.
+fn reporter(progress: &Function) -> impl FnMut(&str, f64) + '_ {
+    move |phase: &str, fraction: f64| {
+        let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
+    }
 }
 
 /// A made-up CSV log of `rows` requests in three classes, with the columns most logs have,
@@ -127,43 +144,49 @@ fn warm_up_log(rows: usize) -> Vec<u8> {
 const WARM_UP_ROWS: usize = 36_000;
 
 /// The loader's whole path once, on a small made-up log (`warm_up_log`), for `spec_json` (the
-/// page's spec): the first part read here and the second too, joined, prepared, its report
+/// page's spec): its first slice read here and the second too, joined, prepared, its report
 /// written as JSON and the batch taken apart. www/worker.js runs it while the person is still
 /// in the file dialog (`{warm: true}`): WebAssembly code is compiled when a function is
 /// first called and optimised only once it has run hot, so the real load then runs on ready
 /// code instead of paying for that on its way (docs/performance.md, ninth round).
 #[wasm_bindgen]
 pub fn worker_warm_up(spec_json: &str) {
-    let sources = vec![("warm-up.csv".to_string(), warm_up_log(WARM_UP_ROWS))];
-    let options = IngestOptions {
-        sha256_elsewhere: true,
-        ..IngestOptions::default()
-    };
+    let bytes = warm_up_log(WARM_UP_ROWS);
+    let (name, options) = ("warm-up.csv", IngestOptions::default());
     let spec = Spec::from_json(spec_json).ok();
-    let first = Batch::load_first_part(&sources, &options, 2, &mut |_, _| {});
-    let mut batch = Batch::read_given(&sources, &options, Some(vec![first, None]), &mut |_, _| {});
-    batch.prepare_for(spec.as_ref(), &mut |_, _| {});
-    if let Some(report) = spec.and_then(|spec| batch.report(&spec, None)) {
-        let _ = transfer::report_to_json(&report);
+    let size = bytes.len() as u64;
+    let s = Slices::of(size);
+    let first_bytes = bytes.get(..s.first_end as usize).unwrap_or_default();
+    let first = Batch::first_slice(name, first_bytes, size, &options, &mut |_, _| {});
+    let Some((first, second)) = first.zip(second_slice_of(name, &bytes, &options)) else {
+        return;
+    };
+    if let Some(mut batch) = Batch::read_slices(name, first_bytes, size, &options, first, second) {
+        batch.prepare_for(spec.as_ref(), &mut |_, _| {});
+        if let Some(report) = spec.and_then(|spec| batch.report(&spec, None)) {
+            let _ = transfer::report_to_json(&report);
+        }
+        let _ = parts_to_js(batch.into_parts());
     }
-    let _ = parts_to_js(batch.into_parts());
 }
 
-/// The second worker's path once, on the warm-up log: its second part read and taken apart,
-/// as [`worker_part`] does (see [`worker_warm_up`]).
+/// The second worker's path once, on the warm-up log: its slice read and taken apart, as
+/// [`worker_second_slice`] does (see [`worker_warm_up`]).
 #[wasm_bindgen]
 pub fn worker_warm_up_part() {
     let bytes = warm_up_log(WARM_UP_ROWS);
-    if let Some(part) = ingest::part_of(
-        "warm-up.csv",
-        &bytes,
-        &IngestOptions::default(),
-        1,
-        2,
-        &mut |_| {},
-    ) {
+    if let Some(part) = second_slice_of("warm-up.csv", &bytes, &IngestOptions::default()) {
         let _ = parts_to_js(Batch::part_into_parts(part));
     }
+}
+
+/// The second slice's part of the whole file `bytes`, for the warm-ups.
+fn second_slice_of(name: &str, bytes: &[u8], options: &IngestOptions) -> Option<ingest::Part> {
+    let size = bytes.len() as u64;
+    let s = Slices::of(size);
+    let head = bytes.get(..s.head_end as usize)?;
+    let tail = bytes.get(s.middle as usize..)?;
+    ingest::second_slice(name, head, tail, size, options, &mut |_| {})
 }
 
 /// The lower-case hex SHA-256 of `bytes`: www/worker.js asks for it where Web Crypto failed on
@@ -173,44 +196,41 @@ pub fn worker_sha256(bytes: &[u8]) -> String {
     ingest::sha256_hex(bytes)
 }
 
-/// Part `index` of `of` of one file's rows (`slo_core::ingest::part_of`), for the worker that
-/// loads the file: `{header, columns}` as [`PendingLoad::finish`] gives a batch
-/// (`Batch::part_into_parts`), or null when the file is not read in parts.
+/// The second worker's part of one file of `size` bytes read in two slices
+/// (`slo_core::ingest::second_slice`): `head` is the file's bytes before `head_end`, `tail`
+/// those from `middle` on (`worker_slices`). `{header, columns}` as [`PendingLoad::finish`]
+/// gives a batch (`Batch::part_into_parts`), or null when the file is not read in slices.
 #[wasm_bindgen]
-pub fn worker_part(
+pub fn worker_second_slice(
     name: &str,
-    bytes: Uint8Array,
+    head: Uint8Array,
+    tail: Uint8Array,
+    size: f64,
     options_json: &str,
-    index: usize,
-    of: usize,
 ) -> Result<JsValue, JsValue> {
     let options = options_from(options_json)?;
-    let bytes = bytes.to_vec();
-    Ok(
-        match ingest::part_of(name, &bytes, &options, index, of, &mut |_| {}) {
-            Some(part) => {
-                drop(bytes);
-                parts_to_js(Batch::part_into_parts(part)).into()
-            }
-            None => JsValue::NULL,
-        },
-    )
+    let (head, tail) = (head.to_vec(), tail.to_vec());
+    let part = ingest::second_slice(name, &head, &tail, size as u64, &options, &mut |_| {});
+    drop(tail);
+    Ok(match part {
+        Some(part) => parts_to_js(Batch::part_into_parts(part)).into(),
+        None => JsValue::NULL,
+    })
 }
 
 #[wasm_bindgen]
 impl PendingLoad {
-    /// True while the other workers' parts are still to be joined ([`PendingLoad::join`]).
+    /// True while the other worker's part is still to be joined ([`PendingLoad::join`]).
     pub fn waiting(&self) -> bool {
-        matches!(self.state, State::FirstPart { .. })
+        matches!(self.state, State::FirstSlice { .. })
     }
 
-    /// Finishes a load read in parts with part 1 as the other worker sent it (`{header,
-    /// columns}` from [`worker_part`]), or null when that worker failed or had nothing: what is
-    /// missing is read here. Then combines and prepares, as [`worker_load`] does.
-    pub fn join(&mut self, other: JsValue, progress: &Function) {
-        self.join_with(other, &mut |phase, fraction| {
-            let _ = progress.call2(&JsValue::NULL, &phase.into(), &fraction.into());
-        });
+    /// Finishes a load read in slices with the other worker's part as it sent it (`{header,
+    /// columns}` from [`worker_second_slice`]), then prepares it, as [`worker_load`] does.
+    /// False, and nothing loaded, when the part is null (that worker failed or declined) or
+    /// does not fit: then read the whole file with [`worker_load`].
+    pub fn join(&mut self, other: JsValue, progress: &Function) -> bool {
+        self.join_with(other, &mut reporter(progress))
     }
 
     /// The report of the prepared load (`Batch::report`) as JSON, for the page to show while
@@ -232,10 +252,7 @@ impl PendingLoad {
     /// each large column in order a `Float64Array` or a `Uint32Array`, each its own buffer, so
     /// that worker.js can transfer them to the page and the page copies each straight into its
     /// wasm memory.
-    pub fn finish(mut self, digests: Array) -> Object {
-        if self.waiting() {
-            self.join_with(JsValue::NULL, &mut |_, _| {});
-        }
+    pub fn finish(self, digests: Array) -> Object {
         let PendingLoad { state, logs, .. } = self;
         let State::Loaded(batch) = state else {
             return Object::new();
@@ -248,36 +265,50 @@ impl PendingLoad {
 }
 
 impl PendingLoad {
+    fn new(
+        sources: Vec<(String, Vec<u8>)>,
+        options: IngestOptions,
+        spec_json: &str,
+    ) -> PendingLoad {
+        PendingLoad {
+            state: State::Loaded(Box::default()),
+            logs: Batch::logs_of(&sources),
+            sources,
+            options,
+            spec: Spec::from_json(spec_json).ok(),
+        }
+    }
+
     /// [`PendingLoad::join`], telling `progress(phase, fraction)` how far along the load is.
-    fn join_with(&mut self, other: JsValue, progress: &mut dyn FnMut(&str, f64)) {
-        let State::FirstPart { first, of } =
+    fn join_with(&mut self, other: JsValue, progress: &mut dyn FnMut(&str, f64)) -> bool {
+        let State::FirstSlice { first, size } =
             std::mem::replace(&mut self.state, State::Loaded(Box::default()))
         else {
-            return;
+            return false;
         };
         let second = match parts_from_js(&other).and_then(Batch::part_from_parts) {
-            Ok(part) => Some(part),
+            Ok(part) => part,
             Err(e) => {
                 if !other.is_null() {
                     web_sys::console::warn_1(
-                        &format!(
-                            "the second loader's part could not be read ({e}); reading it here"
-                        )
-                        .into(),
+                        &format!("the second loader's part could not be read ({e})").into(),
                     );
                 }
-                None
+                return false;
             }
         };
-        if second.is_some() {
-            // Said on the progress bar (and seen by the browser test of a large load).
-            let name = self.sources.first().map_or("", |(name, _)| name.as_str());
-            progress(&format!("Joining the halves of {name}"), 0.0);
+        let Some((name, bytes)) = self.sources.first() else {
+            return false;
+        };
+        // Said on the progress bar (and seen by the browser test of a large load).
+        progress(&format!("Joining the halves of {name}"), 0.0);
+        match Batch::read_slices(name, bytes, size, &self.options, *first, second) {
+            Some(batch) => {
+                self.prepare(batch, progress);
+                true
+            }
+            None => false,
         }
-        let mut given: Vec<Option<Part>> = vec![Some(*first), second];
-        given.resize_with(of, || None);
-        let batch = Batch::read_given(&self.sources, &self.options, Some(given), progress);
-        self.prepare(batch, progress);
     }
 
     /// Frees the files' bytes, then prepares `batch` and keeps it. The bytes are the largest

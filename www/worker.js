@@ -7,19 +7,23 @@
 // the wasm parses, several times faster than in wasm; where Web Crypto is missing (a page served
 // over plain http) or fails, the wasm computes them.
 //
-// One large file (PART_FROM bytes or more) is read by two workers at once: this one starts a
-// second worker of its own (the same script) and sends it {part: {index: 1, of: 2}, source,
-// options}. The page may send {warm: true, spec} first, while the user is still choosing a file
-// (src/loader.rs, `warm`): this worker then starts its second at once, so that both have their
-// wasm instantiated by the time the file comes, and the second gets its part the moment it
-// does; meanwhile each runs its own part of a load once on a small made-up log (worker_warm_up,
-// and {warmUp: true} to the second: worker_warm_up_part), so that the real load runs on code
-// the engine has already compiled and optimised. The second reads the file, parses the second half of its rows (worker_part) and answers
-// {header, columns} (or {header: null} when the file is not read in parts: not a CSV, quotes, a
-// saved report), then closes. This worker parses the first half meanwhile, then joins the two
-// (PendingLoad.join: exactly what one worker would have read; whatever the second could not give
-// is read here); the second is terminated as soon as its part has arrived, before the join.
-// Terminating this worker terminates the second too.
+// One large file (PART_FROM bytes or more, chosen as a File) is read by two workers at once, in
+// two slices (slo_core::ingest::Slices, `worker_slices`): each reads only its own bytes of the
+// file. This one starts a second worker of its own (the same script) and sends it {slice: true,
+// source, options}. The page may send {warm: true, spec} first, while the user is still choosing
+// a file (src/loader.rs, `warm`): this worker then starts its second at once, so that both have
+// their wasm instantiated by the time the file comes, and the second gets its slice the moment
+// it does; meanwhile each runs its own part of a load once on a small made-up log
+// (worker_warm_up, and {warmUp: true} to the second: worker_warm_up_part), so that the real
+// load runs on code the engine has already compiled and optimised. The second reads the file's
+// first bytes (for the header) and its second half, parses the rows there
+// (worker_second_slice) and answers {header, columns} (or {header: null} when the file is not
+// read in slices: not a CSV, quotes, not plain UTF-8), then closes. This worker reads the first
+// half meanwhile and parses its rows (worker_load_first_slice), then joins the two
+// (PendingLoad.join: exactly what one worker reading the whole file gives); the second is
+// terminated as soon as its part has arrived, before the join. Where either declines, this
+// worker reads the whole file and parses it alone. Terminating this worker terminates the
+// second too.
 //
 // With `lateDigest: true` in the page's message, one large file read in halves leaves its
 // SHA-256 empty ("done" then says `lateDigest: true`) for the page to ask a worker for once the
@@ -44,7 +48,15 @@
 // each the moment a step began or ended ("loader: first half parsed"), in ms since the epoch
 // (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
 // ignores it; bench/browser_bench.mjs prints it.
-import init, { worker_load, worker_part, worker_sha256, worker_warm_up, worker_warm_up_part } from "./slo-workbench.js";
+import init, {
+  worker_load,
+  worker_load_first_slice,
+  worker_second_slice,
+  worker_sha256,
+  worker_slices,
+  worker_warm_up,
+  worker_warm_up_part,
+} from "./slo-workbench.js";
 
 const ready = init({ module_or_path: new URL("./slo-workbench_bg.wasm", import.meta.url) });
 
@@ -118,16 +130,19 @@ function startSecond(warmUp = false) {
 // The second worker started by a {warm: true} message, waiting for its part; null once taken.
 let spare = null;
 
-/** The second worker's work: one part of one file's rows, sent back, then closing. */
-async function readPart({ part, source, options }) {
+/** The second worker's work: the rows of one file's second slice, sent back, then closing. */
+async function readSlice({ source, options }) {
   let answer = { header: null };
   const timeline = [];
   mark(timeline, "second worker: started");
   try {
-    const bytes = source.file ? new Uint8Array(await source.file.arrayBuffer()) : source.bytes;
-    mark(timeline, "second worker: file read");
+    const file = source.file;
     await ready;
-    answer = worker_part(source.name, bytes, options, part.index, part.of) || answer;
+    const [middle, , headEnd] = worker_slices(file.size);
+    const bytesOf = async (from, to) => new Uint8Array(await file.slice(from, to).arrayBuffer());
+    const [head, tail] = await Promise.all([bytesOf(0, headEnd), bytesOf(middle, file.size)]);
+    mark(timeline, "second worker: file read");
+    answer = worker_second_slice(source.name, head, tail, file.size, options) || answer;
     mark(timeline, "second worker: half parsed");
   } catch (error) {
     answer = { header: null, message: String(error) };
@@ -136,6 +151,71 @@ async function readPart({ part, source, options }) {
   const buffers = answer.header ? [answer.header, ...answer.columns].map((a) => a.buffer) : [];
   self.postMessage(answer, buffers);
   self.close();
+}
+
+/** The hex SHA-256 of a whole file, read again: by Web Crypto, else in wasm; null where the
+ * file cannot be read again. */
+async function digestOfFile(file) {
+  try {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    return (await digest(bytes)) ?? worker_sha256(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Loads `sources` whole in this worker: reads every file, has Web Crypto digest each (unless
+ * `late`) and parses them. Resolves to {pending, digests}: the PendingLoad and a promise per
+ * source of its digest (null where Web Crypto gave none).
+ */
+async function loadWhole(sources, options, spec, report, late, timeline) {
+  const total = Math.max(1, sources.reduce((sum, s) => sum + (s.file ? s.file.size : s.bytes.length), 0));
+  const names = [];
+  const buffers = [];
+  const digests = [];
+  let before = 0;
+  for (const source of sources) {
+    names.push(source.name);
+    const bytes = source.file ? await readFile(source.file, before, total) : source.bytes;
+    buffers.push(bytes);
+    digests.push(late ? null : digest(bytes));
+    before += source.file ? source.file.size : source.bytes.length;
+  }
+  mark(timeline, "loader: files read, digests started");
+  await ready;
+  const withDigests = JSON.stringify({ ...JSON.parse(options), sha256_elsewhere: Boolean(subtle) });
+  const pending = worker_load(names, buffers, withDigests, spec, report);
+  // The wasm has its own copy of the files, and the digests took theirs when they started:
+  // the file buffers can go (35 MB for a million-row log).
+  buffers.length = 0;
+  mark(timeline, "loader: files parsed and prepared");
+  return { pending, digests };
+}
+
+/**
+ * Loads one large file in two slices, this worker reading the first and `second` the other
+ * (see the top of this file). Resolves to the PendingLoad, joined and prepared, or null where
+ * the file is not read in slices (this worker or the second declined).
+ */
+async function loadSliced(source, options, spec, report, second, timeline) {
+  const file = source.file;
+  await ready;
+  const [, firstEnd] = worker_slices(file.size);
+  const bytes = new Uint8Array(await file.slice(0, firstEnd).arrayBuffer());
+  progress(`Reading ${file.name}`, READ_SHARE);
+  mark(timeline, "loader: files read, digests started");
+  const pending = worker_load_first_slice(source.name, bytes, file.size, options, spec, report);
+  if (!pending) return null;
+  mark(timeline, "loader: first half parsed");
+  const part = await second.part;
+  // The part's buffers were transferred here: the second worker can go before the join.
+  second.worker.terminate();
+  if (part) timeline.push(...part.timeline);
+  mark(timeline, "loader: second half arrived");
+  if (pending.join(part, report)) return pending;
+  pending.free();
+  return null;
 }
 
 /**
@@ -159,7 +239,7 @@ async function digestLater(file) {
 
 // Set before the wasm is ready, so the first message is never missed.
 self.onmessage = async (event) => {
-  if (event.data.part) return readPart(event.data);
+  if (event.data.slice) return readSlice(event.data);
   if (event.data.warmUp) {
     await ready;
     return worker_warm_up_part();
@@ -176,34 +256,18 @@ self.onmessage = async (event) => {
   mark(timeline, "loader: started");
   try {
     const { sources, options, spec, early, durationS } = event.data;
-    const size = (s) => (s.file ? s.file.size : s.bytes.length);
-    if (sources.length === 1 && size(sources[0]) >= PART_FROM) {
+    const [one] = sources;
+    if (sources.length === 1 && one.file && one.file.size >= PART_FROM) {
       second = spare || startSecond();
-      if (second) second.worker.postMessage({ part: { index: 1, of: 2 }, source: sources[0], options });
+      if (second) second.worker.postMessage({ slice: true, source: one, options });
     } else if (spare) {
       spare.worker.terminate();
     }
     spare = null;
-    const total = Math.max(1, sources.reduce((sum, s) => sum + (s.file ? s.file.size : s.bytes.length), 0));
-    // One file read in halves leaves its digest to the page, which asks for it once the load is
-    // done ({digestOf: file}, `digestLater`): Web Crypto's copy of the file holds this thread
-    // about 60 ms per 35 MB, and its hashing takes a core from the two parsing workers, so the
-    // loader's half ended well after the second's (docs/performance.md, ninth round).
-    const late = Boolean(event.data.lateDigest && second && subtle && sources[0].file);
-    const names = [];
-    const buffers = [];
-    const digests = [];
-    let before = 0;
-    for (const source of sources) {
-      names.push(source.name);
-      const bytes = source.file ? await readFile(source.file, before, total) : source.bytes;
-      buffers.push(bytes);
-      digests.push(late ? null : digest(bytes));
-      before += source.file ? source.file.size : source.bytes.length;
-    }
-    mark(timeline, "loader: files read, digests started");
-    await ready;
-    const withDigests = JSON.stringify({ ...JSON.parse(options), sha256_elsewhere: Boolean(subtle) });
+    // One file read in slices leaves its digest to the page, which asks for it once the load is
+    // done ({digestOf: file}, `digestLater`): no worker has every byte, and hashing the file
+    // here would take a core from the two parsing workers (docs/performance.md, ninth round).
+    const late = Boolean(event.data.lateDigest && second && subtle);
     // The bar never goes back (joining the second worker's part starts its count again).
     let shown = READ_SHARE;
     let last = null;
@@ -214,22 +278,18 @@ self.onmessage = async (event) => {
       shown = Math.max(shown, READ_SHARE + (1 - READ_SHARE) * fraction);
       progress(phase, shown);
     };
-    const pending = worker_load(names, buffers, withDigests, spec, report, second ? 2 : 1);
-    // The wasm has its own copy of the files, and the digests took theirs when they started:
-    // the file buffers can go (35 MB for a million-row log).
-    buffers.length = 0;
-    mark(timeline, second ? "loader: first half parsed" : "loader: files parsed and prepared");
-    last = null;
-    if (pending.waiting()) {
-      const part = await second.part;
-      // The part's buffers were transferred here: the second worker can go before the join.
-      second.worker.terminate();
-      if (part) timeline.push(...part.timeline);
-      mark(timeline, "loader: second half arrived");
-      pending.join(part, report);
+    let pending = second ? await loadSliced(one, options, spec, report, second, timeline) : null;
+    let digests;
+    if (pending) {
+      // Read in slices: the file's digest comes from the whole file, read again once the load
+      // is in (by the page's digest worker when `late`).
+      digests = late ? [null] : [digestOfFile(one.file)];
+    } else {
+      if (second) second.worker.terminate();
+      last = null;
+      ({ pending, digests } = await loadWhole(sources, options, spec, report, late, timeline));
     }
     if (last !== null && last !== "Done") mark(timeline, `loader: ended: ${last}`);
-    if (second) second.worker.terminate();
     // The report first, so that the page shows it while this worker takes the batch apart and
     // the page copies the columns in (about 100 ms at a million requests).
     if (early) {

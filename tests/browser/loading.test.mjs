@@ -35,14 +35,18 @@ function bigLogAttainment(ttftMs, tpotMs) {
   return `${pct} %`;
 }
 
-/** A log of ROWS requests (about 11 MB); returns its attainment against the app's starting
- * targets (TTFT <= 500 ms, TPOT <= 50 ms). */
+/** Line of the big log's one bad row: past its middle, in the second worker's half. */
+const BAD_LINE = ROWS + 2;
+
+/** A log of ROWS requests (about 11 MB) and, last, one bad row (on BAD_LINE); returns its
+ * attainment against the app's starting targets (TTFT <= 500 ms, TPOT <= 50 ms). */
 function writeBigLog(file) {
   const lines = ["request_id,ttft_ms,e2e_ms,output_tokens"];
   for (let i = 0; i < ROWS; i++) {
     const { ttft, e2e, out } = bigLogRow(i);
     lines.push(`${i},${ttft},${e2e},${out}`);
   }
+  lines.push("bad,x,1,2");
   fs.writeFileSync(file, lines.join("\n") + "\n");
   return bigLogAttainment(500, 50);
 }
@@ -103,7 +107,11 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   assert.ok(workers.every((w) => /worker\.js$/.test(w)), JSON.stringify(workers));
   assert.ok(seen.some(([phase]) => phase.startsWith("Joining the halves of big_log.csv")), JSON.stringify(seen));
   await data.open();
-  assert.match(await data.notice().innerText(), /Loaded 400,000 requests from 1 file/);
+  const notice = await data.notice().innerText();
+  assert.match(notice, /Loaded 400,000 requests from 1 file; 1 row skipped/);
+  // The bad row was read by the second worker, which numbers its lines from its own first
+  // row: the line shown is the line in the file.
+  assert.match(notice, new RegExp(`big_log\\.csv:${BAD_LINE}:2: column "ttft_ms": "x" is not a number`));
   // The file's digest, computed by the browser after the load, is node's.
   const sha = crypto.createHash("sha256").update(fs.readFileSync(bigFile)).digest("hex");
   await page.waitForFunction(() => document.querySelector('[data-testid="files"] code')?.title.length === 64);
@@ -316,26 +324,32 @@ test("a large file's digest comes after its report, and saving waits for it", as
   await context.close();
 });
 
-test("a large file the second worker cannot read in parts (quotes) is read whole by the first", async () => {
-  // The same log with one id quoted: the body is not cut at line ends, so the loader reads it all.
-  const quoted = path.join(path.dirname(bigFile), "quoted_log.csv");
-  fs.writeFileSync(quoted, fs.readFileSync(bigFile, "utf8").replace("\n0,", '\n"0",'));
-  const { page, context, errors } = await openPage(browser, server.url + "#data");
-  const data = new DataPage(page);
-  await data.open();
-  await recordPhases(page);
-  await data.upload(quoted);
-  await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
-  await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
-  const report = new ReportPage(page);
-  await report.waitForReport();
-  assert.equal(await report.text("attainment"), expected);
-  const phases = await page.evaluate(() => [...window.__phases]);
-  assert.ok(!phases.some((p) => p.startsWith("Joining")), JSON.stringify(phases));
-  await data.open();
-  assert.match(await data.notice().innerText(), /Loaded 400,000 requests from 1 file/);
-  assert.deepEqual(errors, []);
-  await context.close();
+test("a large file with a quote in either half is read whole by the first worker", async () => {
+  // The same log with one id quoted, in the first worker's half or in the second's: neither
+  // half is read alone, so the loader reads the whole file (and finds the bad row's line).
+  const text = fs.readFileSync(bigFile, "utf8");
+  for (const [name, id] of [["quoted_early.csv", 0], ["quoted_late.csv", ROWS - 1]]) {
+    const quoted = path.join(path.dirname(bigFile), name);
+    fs.writeFileSync(quoted, text.replace(`\n${id},`, `\n"${id}",`));
+    const { page, context, errors } = await openPage(browser, server.url + "#data");
+    const data = new DataPage(page);
+    await data.open();
+    await recordPhases(page);
+    await data.upload(quoted);
+    await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
+    await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
+    const report = new ReportPage(page);
+    await report.waitForReport();
+    assert.equal(await report.text("attainment"), expected, name);
+    const phases = await page.evaluate(() => [...window.__phases]);
+    assert.ok(!phases.some((p) => p.startsWith("Joining")), JSON.stringify(phases));
+    await data.open();
+    const notice = await data.notice().innerText();
+    assert.match(notice, /Loaded 400,000 requests from 1 file; 1 row skipped/, name);
+    assert.match(notice, new RegExp(`${name}:${BAD_LINE}:2: column "ttft_ms": "x" is not a number`));
+    assert.deepEqual(errors, []);
+    await context.close();
+  }
 });
 
 test("cancelling a load keeps the data loaded before and says so", async () => {

@@ -279,14 +279,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 fn provenance(name: &str, bytes: &[u8], format: Option<Format>) -> Provenance {
-    provenance_with(name, bytes, sha256_hex(bytes), format)
+    provenance_with(name, bytes.len() as u64, sha256_hex(bytes), format)
 }
 
-/// [`provenance`] with the digest already computed.
-fn provenance_with(name: &str, bytes: &[u8], sha256: String, format: Option<Format>) -> Provenance {
+/// [`provenance`] of a file of `size` bytes, with the digest already computed.
+fn provenance_with(name: &str, size: u64, sha256: String, format: Option<Format>) -> Provenance {
     Provenance {
         name: name.to_string(),
-        size_bytes: bytes.len() as u64,
+        size_bytes: size,
         sha256,
         format,
         rows_read: 0,
@@ -380,44 +380,154 @@ pub fn parse(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
 
 pub use delimited::Part;
 
-/// Part `index` of `of` of a large CSV or TSV file's rows, read on its own by a reader that
-/// shares no memory with the others (the app's second loader worker); [`parse_parts`] puts the
-/// parts together. The body is cut at line ends, after even shares of its bytes: every reader
-/// of the same bytes finds the same cuts. `None` when the file is not read in parts: another
-/// format, a body under 1 MB or with quotes, a header that cannot be read, `of` below 2.
-pub fn part_of(
-    name: &str,
-    bytes: &[u8],
-    options: &IngestOptions,
-    index: usize,
-    of: usize,
-    progress: &mut dyn FnMut(f64),
-) -> Option<Part> {
-    if of < 2 {
-        return None;
-    }
-    let text = decode_text(bytes, &mut Vec::new()).ok()?;
-    let format = options.format.unwrap_or_else(|| detect(&text));
-    if !matches!(format, Format::Csv | Format::Tsv) {
-        return None;
-    }
-    delimited::part_of(name, &text, format, options, index, of, progress)
+/// How one large CSV or TSV file is read by two readers that each hold only their own bytes of
+/// it (the app's two loader workers, each on a core of its own): the first reads the bytes
+/// `..first_end`, the second the bytes `..head_end` (for the header) and `middle..` (to the
+/// end). Their rows are cut after the first line end at or past the middle byte, which both
+/// look for in the bytes `middle..middle + SEARCH` that both read; a file with no line end
+/// there, or whose header ends past the middle, is not read in slices.
+///
+/// # Example
+/// ```
+/// use slo_core::ingest::Slices;
+/// let s = Slices::of(10_000_000);
+/// assert_eq!((s.middle, s.first_end, s.head_end), (5_000_000, 5_000_000 + Slices::SEARCH, Slices::HEAD));
+/// assert_eq!(Slices::of(100).first_end, 100);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slices {
+    pub size: u64,
+    pub middle: u64,
+    pub first_end: u64,
+    pub head_end: u64,
 }
 
-/// The file as [`parse_with_progress`] reads it, bit for bit, with the parts [`part_of`] read
-/// elsewhere taken from `given` (by position: part k is `given[k]`); a part given as `None`
-/// (its reader failed), or every part when the file is not read in parts, is read here.
-pub fn parse_parts(
+impl Slices {
+    /// The cut's line end must come within this many bytes from the middle.
+    pub const SEARCH: u64 = 1 << 20;
+    /// The second reader reads the header from this many first bytes of the file.
+    pub const HEAD: u64 = 1 << 16;
+
+    pub fn of(size: u64) -> Slices {
+        let middle = size / 2;
+        Slices {
+            size,
+            middle,
+            first_end: middle.saturating_add(Slices::SEARCH).min(size),
+            head_end: Slices::HEAD.min(size),
+        }
+    }
+}
+
+/// The first reader's part of a file read in slices ([`first_slice`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FirstSlice {
+    pub part: Part,
+    /// Where the rows were cut: the first reader's rows are in the bytes before.
+    pub cut: usize,
+    /// The line the second reader's first row is on (its lines are numbered from 1).
+    pub next_line: u64,
+}
+
+/// The cut of a file of `size` bytes read in slices: after the first line end in `search`,
+/// the file's bytes from the middle on (see [`Slices`]), as an offset from the middle.
+fn cut_after_middle(search: &[u8]) -> Option<usize> {
+    let within = search.get(..search.len().min(Slices::SEARCH as usize))?;
+    Some(within.iter().position(|&b| b == b'\n')? + 1)
+}
+
+/// `bytes` as UTF-8 text and the length of the byte-order mark before it, when they are plain
+/// UTF-8 (with or without a mark): a slice read alone must be exactly the file's bytes.
+fn plain_text(bytes: &[u8]) -> Option<(&str, usize)> {
+    match decode_text(bytes, &mut Vec::new()).ok()? {
+        Cow::Borrowed(text) => Some((text, bytes.len() - text.len())),
+        Cow::Owned(_) => None,
+    }
+}
+
+/// The format of a slice's text: CSV or TSV, else `None` (the file is not read in slices).
+fn sliced_format(text: &str, options: &IngestOptions) -> Option<Format> {
+    let format = options.format.unwrap_or_else(|| detect(text));
+    matches!(format, Format::Csv | Format::Tsv).then_some(format)
+}
+
+/// The first reader's part of a file of `size` bytes read in slices (see [`Slices`]): `bytes`
+/// are the file's first bytes, at least up to `Slices::of(size).first_end`. `None` when the
+/// file is not read in slices (not a CSV or TSV log; its header or its part of the rows has a
+/// quote or is not plain UTF-8; no line end near the middle): then read the whole file.
+pub fn first_slice(
     name: &str,
     bytes: &[u8],
+    size: u64,
     options: &IngestOptions,
-    given: Vec<Option<Part>>,
     progress: &mut dyn FnMut(f64),
-) -> Loaded {
-    name_fatal(
+) -> Option<FirstSlice> {
+    let middle = usize::try_from(Slices::of(size).middle).ok()?;
+    let cut = middle + cut_after_middle(bytes.get(middle..)?)?;
+    let (text, mark) = plain_text(bytes.get(..cut)?)?;
+    let format = sliced_format(text, options)?;
+    let (part, next_line) =
+        delimited::first_slice(name, text, middle - mark, format, options, progress)?;
+    Some(FirstSlice {
+        part,
+        cut,
+        next_line,
+    })
+}
+
+/// The second reader's part of a file of `size` bytes read in slices (see [`Slices`]): `head`
+/// is the file's first bytes (`..Slices::of(size).head_end`), `tail` its bytes from the middle
+/// to the end. The part's lines are numbered from 1; [`join_slices`] moves them. `None` when
+/// its part is not read in slices, as for [`first_slice`].
+pub fn second_slice(
+    name: &str,
+    head: &[u8],
+    tail: &[u8],
+    size: u64,
+    options: &IngestOptions,
+    progress: &mut dyn FnMut(f64),
+) -> Option<Part> {
+    let middle = usize::try_from(Slices::of(size).middle).ok()?;
+    // The header is read from the head's whole lines.
+    let lines = head.iter().rposition(|&b| b == b'\n')? + 1;
+    let (head_text, mark) = plain_text(head.get(..lines)?)?;
+    let format = sliced_format(head_text, options)?;
+    let body = tail.get(cut_after_middle(tail)?..)?;
+    let header_until = middle.checked_sub(mark)?;
+    delimited::second_slice(
         name,
-        parse_unnamed(name, bytes, options, Some(given), progress),
+        head_text,
+        header_until,
+        body,
+        format,
+        options,
+        progress,
     )
+}
+
+/// The file read in slices: `bytes` and `first` from the first reader ([`first_slice`]),
+/// `second` from the second ([`second_slice`]). What [`parse`] gives for the whole file, bit
+/// for bit, except that the SHA-256 is left empty (no reader had every byte: compute it from
+/// the file, see `transfer::Batch::fill_sha256`). `None` when the parts do not fit together
+/// (read under another header): then read the whole file.
+pub fn join_slices(
+    name: &str,
+    bytes: &[u8],
+    size: u64,
+    options: &IngestOptions,
+    first: FirstSlice,
+    mut second: Part,
+) -> Option<Loaded> {
+    let slice = bytes.get(..first.cut)?;
+    let mut warnings = Vec::new();
+    let text = decode_text(slice, &mut warnings).ok()?;
+    let format = sliced_format(&text, options)?;
+    second.shift_lines(first.next_line.checked_sub(1)?);
+    let loaded = delimited::join_slices(name, &text, format, options, first.part, second)?;
+    Some(name_fatal(
+        name,
+        finish_loaded(name, size, String::new(), Some(format), warnings, loaded),
+    ))
 }
 
 /// [`parse`], telling `progress` how far through the file it is (0 to 1) every 65,536 rows of a
@@ -428,7 +538,7 @@ pub fn parse_with_progress(
     options: &IngestOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Loaded {
-    name_fatal(name, parse_unnamed(name, bytes, options, None, progress))
+    name_fatal(name, parse_unnamed(name, bytes, options, progress))
 }
 
 /// Every whole-file message starts with the file's name, like a row error's location does
@@ -446,12 +556,11 @@ fn name_fatal(name: &str, mut loaded: Loaded) -> Loaded {
     loaded
 }
 
-/// The file read; with `given` parts (see [`parse_parts`]) for a CSV or TSV file.
+/// The file read.
 fn parse_unnamed(
     name: &str,
     bytes: &[u8],
     options: &IngestOptions,
-    given: Option<Vec<Option<Part>>>,
     progress: &mut dyn FnMut(f64),
 ) -> Loaded {
     let mut warnings = Vec::new();
@@ -461,7 +570,7 @@ fn parse_unnamed(
     };
     let format = options.format.unwrap_or_else(|| detect(&text));
     // The file's digest is computed beside the parse where there is a core to spare.
-    let (sha256, mut loaded) = crate::parallel::join(
+    let (sha256, loaded) = crate::parallel::join(
         || {
             if options.sha256_elsewhere {
                 String::new()
@@ -470,20 +579,36 @@ fn parse_unnamed(
             }
         },
         || match format {
-            Format::Csv | Format::Tsv => match given {
-                Some(given) => {
-                    delimited::parse_parts(name, &text, format, options, given, progress)
-                }
-                None => delimited::parse(name, &text, format, options, progress),
-            },
+            Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options, progress),
             Format::JsonLines | Format::JsonArray => {
                 records::parse(name, &text, format, options, progress)
             }
             _ => bench::parse(name, &text, format, options),
         },
     );
+    finish_loaded(
+        name,
+        bytes.len() as u64,
+        sha256,
+        Some(format),
+        warnings,
+        loaded,
+    )
+}
+
+/// A file's result once its rows are read: its provenance (`size` bytes, the digest given),
+/// the decoding's `warnings` ahead of the reader's, and a whole-file message when no row could
+/// be read.
+fn finish_loaded(
+    name: &str,
+    size: u64,
+    sha256: String,
+    format: Option<Format>,
+    mut warnings: Vec<String>,
+    mut loaded: Loaded,
+) -> Loaded {
     let rows_read = loaded.table.len() as u64;
-    let mut prov = provenance_with(name, bytes, sha256, Some(format));
+    let mut prov = provenance_with(name, size, sha256, format);
     prov.rows_read = rows_read;
     prov.rows_skipped = loaded.error_count;
     loaded.provenance = prov;

@@ -63,59 +63,18 @@ impl Batch {
         spec: Option<&Spec>,
         progress: &mut dyn FnMut(&str, f64),
     ) -> Batch {
-        Batch::load_given(sources, options, spec, None, progress)
-    }
-
-    /// The first step of a load whose one file, a large CSV, is read by several workers that
-    /// share no memory (the app's loader reads the second half of a big file in a second
-    /// worker): part 0 of `of` of the rows (`ingest::part_of`), read here. `None` when the load
-    /// is not read in parts (several sources, a saved report, anything but a large CSV without
-    /// quotes): then [`Batch::load`] it.
-    pub fn load_first_part(
-        sources: &[(String, Vec<u8>)],
-        options: &IngestOptions,
-        of: usize,
-        progress: &mut dyn FnMut(&str, f64),
-    ) -> Option<Part> {
-        let [(name, bytes)] = sources else {
-            return None;
-        };
-        if saved_report(bytes).is_some() {
-            return None;
-        }
-        let phase = format!("Parsing {name}");
-        // This worker's part is about 1/of of the parse.
-        let share = PARSE_SHARE / of.max(1) as f64;
-        let part = ingest::part_of(name, bytes, options, 0, of, &mut |f| {
-            progress(&phase, share * f)
-        });
-        progress(&phase, share);
-        part
-    }
-
-    /// [`Batch::load`] with the parts of its one file read elsewhere: `given[k]` is part k of
-    /// the first source (see [`Batch::load_first_part`]; a part given as `None` is read here).
-    /// The same batch as [`Batch::load`], bit for bit.
-    pub fn load_given(
-        sources: &[(String, Vec<u8>)],
-        options: &IngestOptions,
-        spec: Option<&Spec>,
-        given: Option<Vec<Option<Part>>>,
-        progress: &mut dyn FnMut(&str, f64),
-    ) -> Batch {
-        let mut batch = Batch::read_given(sources, options, given, progress);
+        let mut batch = Batch::read(sources, options, progress);
         batch.prepare_for(spec, progress);
         batch
     }
 
-    /// The first half of [`Batch::load_given`]: every source parsed and the files combined,
-    /// nothing prepared yet. The sources are not needed after this, so a caller short of memory
-    /// can free them before [`Batch::prepare_for`] (the app's loader worker does: `prepare`'s
+    /// The first half of [`Batch::load`]: every source parsed and the files combined, nothing
+    /// prepared yet. The sources are not needed after this, so a caller short of memory can
+    /// free them before [`Batch::prepare_for`] (the app's loader worker does: `prepare`'s
     /// columns then reuse the file's memory).
-    pub fn read_given(
+    pub fn read(
         sources: &[(String, Vec<u8>)],
         options: &IngestOptions,
-        mut given: Option<Vec<Option<Part>>>,
         progress: &mut dyn FnMut(&str, f64),
     ) -> Batch {
         let total: usize = sources.iter().map(|(_, b)| b.len()).sum::<usize>().max(1);
@@ -127,25 +86,69 @@ impl Batch {
             let mut within = |f: f64| {
                 progress(&phase, PARSE_SHARE * (before + f * size) / total as f64);
             };
-            // (A file whose parts were read elsewhere is well past its start: not said again.)
-            if given.is_none() {
-                within(0.0);
-            }
+            within(0.0);
             done += bytes.len();
             if let Some(text) = saved_report(bytes) {
                 batch.saved.push((name.clone(), text.to_string()));
                 continue;
             }
-            batch.files.push(match given.take() {
-                Some(given) => ingest::parse_parts(name, bytes, options, given, &mut within),
-                None => ingest::parse_with_progress(name, bytes, options, &mut within),
-            });
+            batch.files.push(ingest::parse_with_progress(
+                name,
+                bytes,
+                options,
+                &mut within,
+            ));
         }
         batch.table = ingest::take_combined(&mut batch.files);
         batch
     }
 
-    /// The second half of [`Batch::load_given`]: the table prepared for `spec` when the spec is
+    /// The first step of a load whose one file, a large CSV, is read in two slices by two
+    /// workers that share no memory (see `ingest::Slices`): this one's part of the rows from
+    /// `bytes`, the file's first bytes, of a file of `size` bytes (`ingest::first_slice`).
+    /// `None` when the file is not read in slices: then read it whole ([`Batch::load`]).
+    pub fn first_slice(
+        name: &str,
+        bytes: &[u8],
+        size: u64,
+        options: &IngestOptions,
+        progress: &mut dyn FnMut(&str, f64),
+    ) -> Option<ingest::FirstSlice> {
+        let phase = format!("Parsing {name}");
+        // This worker's part is about half the parse.
+        let share = PARSE_SHARE / 2.0;
+        let first = ingest::first_slice(name, bytes, size, options, &mut |f| {
+            progress(&phase, share * f)
+        });
+        progress(&phase, share);
+        first
+    }
+
+    /// The load of one file read in slices, not yet prepared: `bytes` and `first` as
+    /// [`Batch::first_slice`] read them, `second` the other worker's part
+    /// (`ingest::second_slice`). The same batch as [`Batch::read`] of the whole file, bit for
+    /// bit, but for the file's SHA-256, left empty ([`Batch::fill_sha256`]). `None` when the
+    /// parts do not fit together: then read the whole file.
+    pub fn read_slices(
+        name: &str,
+        bytes: &[u8],
+        size: u64,
+        options: &IngestOptions,
+        first: ingest::FirstSlice,
+        second: Part,
+    ) -> Option<Batch> {
+        let mut files = vec![ingest::join_slices(
+            name, bytes, size, options, first, second,
+        )?];
+        let table = ingest::take_combined(&mut files);
+        Some(Batch {
+            files,
+            table,
+            ..Batch::default()
+        })
+    }
+
+    /// The second half of [`Batch::load`]: the table prepared for `spec` when the spec is
     /// valid and there are requests (else nothing is prepared), then "Done".
     pub fn prepare_for(&mut self, spec: Option<&Spec>, progress: &mut dyn FnMut(&str, f64)) {
         if let Some(spec) = spec.filter(|s| s.validate().is_empty() && !self.table.is_empty()) {
@@ -208,7 +211,7 @@ impl Batch {
         }
     }
 
-    /// A part of a file's rows (`ingest::part_of`) taken apart for the trip to the worker that
+    /// A part of a file's rows (`ingest::second_slice`) taken apart for the trip to the worker that
     /// loads the file, as a batch of one file (its bad rows) and the part's table; see
     /// [`Batch::part_from_parts`].
     pub fn part_into_parts(part: Part) -> Parts {

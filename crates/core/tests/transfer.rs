@@ -607,8 +607,10 @@ fn a_report_json_cannot_carry_exactly_is_not_sent() {
     assert_eq!(report_to_json(&early), None);
 }
 
-/// One large CSV read by two workers: this one reads part 0, the other part 1 and sends it over
-/// as parts; the load put together is the load read by one worker, bit for bit.
+/// One large CSV read by two workers, each holding only its own slice of the file: this one
+/// reads the first slice, the other the header and the second slice and sends its part over
+/// as parts; the load put together and prepared is the load read whole by one worker, bit for
+/// bit, but for the file's digest, which no slice can give (the app fills it in later).
 #[test]
 fn a_load_read_by_two_workers_is_the_load_read_by_one() {
     let mut text = String::from("class,input_tokens,ttft_ms,e2e_ms,output_tokens,status\n");
@@ -630,40 +632,48 @@ fn a_load_read_by_two_workers_is_the_load_read_by_one() {
     let sources = vec![("big.csv".to_string(), text.into_bytes())];
     let options = IngestOptions::default();
     let spec = spec();
-    let one = Batch::load(&sources, &options, Some(&spec), &mut |_, _| {});
+    let mut one = Batch::load(&sources, &options, Some(&spec), &mut |_, _| {});
+    assert_eq!(one.files[0].provenance.sha256.len(), 64);
+    one.files[0].provenance.sha256.clear();
 
+    let (name, bytes) = &sources[0];
+    let size = bytes.len() as u64;
+    let slices = ingest::Slices::of(size);
+    let first_bytes = &bytes[..slices.first_end as usize];
     let mut last = 0.0;
-    let first = Batch::load_first_part(&sources, &options, 2, &mut |_, f| last = f);
-    let first = first.expect("a large CSV is read in parts");
+    let first = Batch::first_slice(name, first_bytes, size, &options, &mut |_, f| last = f);
+    let first = first.expect("a large CSV is read in slices");
     assert_eq!(
         last, 0.4,
-        "part 0 is half the parse, which is 0.8 of the load"
+        "the first slice is half the parse, which is 0.8 of the load"
     );
-    let (name, bytes) = &sources[0];
-    let second = ingest::part_of(name, bytes, &options, 1, 2, &mut |_| {}).expect("part 1");
-    let second = Batch::part_from_parts(Batch::part_into_parts(second)).expect("part back");
-    let given = Some(vec![Some(first), Some(second)]);
-    let two = Batch::load_given(&sources, &options, Some(&spec), given, &mut |_, _| {});
+    let head = &bytes[..slices.head_end as usize];
+    let tail = &bytes[slices.middle as usize..];
+    let second = ingest::second_slice(name, head, tail, size, &options, &mut |_| {});
+    let second = Batch::part_from_parts(Batch::part_into_parts(second.expect("the second slice")))
+        .expect("part back");
+    let mut two = Batch::read_slices(name, first_bytes, size, &options, first, second)
+        .expect("the slices fit");
+    two.prepare_for(Some(&spec), &mut |_, _| {});
     assert_eq!(two.table.len(), 60_000 - 60);
     assert_eq!(two.files[0].error_count, 60);
+    assert_eq!(two.files[0].provenance.size_bytes, size);
     assert_eq!(
         serde_json::to_string(&two).unwrap(),
         serde_json::to_string(&one).unwrap()
     );
 
-    // Not read in parts: two sources, a saved report, a small file.
-    let two_files = [sources[0].clone(), fixture("worked_example.csv")];
+    // Not read in slices: a saved report, a JSON log.
     let saved = r#"{"format": "slo-workbench-report", "version": 1}"#;
-    let not = [
-        two_files.to_vec(),
-        vec![("r.json".to_string(), saved.as_bytes().to_vec())],
-        vec![fixture("worked_example.csv")],
-    ];
-    for sources in not {
-        assert!(Batch::load_first_part(&sources, &options, 2, &mut |_, _| {}).is_none());
+    let jsonl = "{\"ttft_ms\": 1, \"e2e_ms\": 2}\n".repeat(100);
+    for text in [saved, jsonl.as_str()] {
+        let b = text.as_bytes();
+        assert!(
+            Batch::first_slice("r.json", b, b.len() as u64, &options, &mut |_, _| {}).is_none()
+        );
     }
     // A damaged part is an error.
-    let part = ingest::part_of(name, bytes, &options, 1, 2, &mut |_| {}).expect("part 1");
+    let part = ingest::second_slice(name, head, tail, size, &options, &mut |_| {}).expect("part");
     let mut parts = Batch::part_into_parts(part);
     parts.columns.pop();
     assert!(Batch::part_from_parts(parts).is_err());
