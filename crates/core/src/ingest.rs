@@ -294,6 +294,9 @@ fn provenance_with(name: &str, size: u64, sha256: String, format: Option<Format>
     }
 }
 
+/// A file with a NUL byte in this many first bytes (after a byte-order mark) is binary.
+const BINARY_CHECK: usize = 8192;
+
 /// Turns raw bytes into text: strips a UTF-8 BOM, decodes UTF-16 with a BOM, refuses binary.
 ///
 /// # Edge cases
@@ -334,7 +337,7 @@ pub fn decode_text<'a>(
         }
         None => bytes,
     };
-    let head = body.get(..body.len().min(8192)).unwrap_or(body);
+    let head = body.get(..body.len().min(BINARY_CHECK)).unwrap_or(body);
     if head.contains(&0) {
         // UTF-16 without a BOM shows as every other byte NUL.
         return Err("this looks like a binary file (it contains NUL bytes), not a text log; if it is UTF-16 text, save it as UTF-8".to_string());
@@ -465,6 +468,10 @@ pub fn first_slice(
     let middle = usize::try_from(Slices::of(size).middle).ok()?;
     let cut = middle + cut_after_middle(bytes.get(middle..)?)?;
     let (text, mark) = plain_text(bytes.get(..cut)?)?;
+    // The whole-file reader takes a NUL in the first 8 KiB for a binary file, past the cut too.
+    if bytes.iter().skip(mark).take(BINARY_CHECK).any(|&b| b == 0) {
+        return None;
+    }
     let format = sliced_format(text, options)?;
     let (part, next_line) =
         delimited::first_slice(name, text, middle - mark, format, options, progress)?;

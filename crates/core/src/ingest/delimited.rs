@@ -1375,6 +1375,17 @@ mod tests {
         }
     }
 
+    /// Found by the `ingest_csv` fuzz target: a NUL byte in the first 8 KiB makes the whole
+    /// file binary, even where it lies past the cut, in the second reader's half.
+    #[test]
+    fn a_nul_past_the_cut_of_a_small_file_is_still_a_binary_file() {
+        let mut bytes = b"ms;e2e_ms;output_tokens\n180,5;4010,25;101\n210,0;3900,0;96\n".to_vec();
+        bytes.extend_from_slice(&[0, 0, b'\'', 0, 0, 0]);
+        let options = IngestOptions::default();
+        assert!(read_whole("f.csv", &bytes, &options).fatal.unwrap().contains("binary"));
+        assert_eq!(read_in_slices("f.csv", &bytes, &options), None);
+    }
+
     /// What the readers of slices decline, so that the loader reads the whole file instead: a
     /// quote or a lone carriage return in either part or in the header, text that is not
     /// plain UTF-8 (UTF-16, a bad byte), not a delimited log, no line end near the middle, and
