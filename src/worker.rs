@@ -196,6 +196,31 @@ pub fn worker_sha256(bytes: &[u8]) -> String {
     ingest::sha256_hex(bytes)
 }
 
+/// The SHA-256 of a file read a chunk at a time (`ingest::Sha256Digest`): www/worker.js
+/// digests a large file this way, so that it never holds the whole file (Web Crypto takes the
+/// bytes whole, and copies them).
+#[wasm_bindgen]
+#[derive(Default)]
+pub struct FileDigest(ingest::Sha256Digest);
+
+#[wasm_bindgen]
+impl FileDigest {
+    #[wasm_bindgen(constructor)]
+    pub fn new() -> FileDigest {
+        FileDigest::default()
+    }
+
+    /// Adds the file's next bytes.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.0.update(bytes);
+    }
+
+    /// The lower-case hex digest of every byte added.
+    pub fn hex(self) -> String {
+        self.0.hex()
+    }
+}
+
 /// The second worker's part of one file of `size` bytes read in two slices
 /// (`slo_core::ingest::second_slice`): `head` is the file's bytes before `head_end`, `tail`
 /// those from `middle` on (`worker_slices`). `{header, columns}` as [`PendingLoad::finish`]

@@ -49,6 +49,7 @@
 // (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
 // ignores it; bench/browser_bench.mjs prints it.
 import init, {
+  FileDigest,
   worker_load,
   worker_load_first_slice,
   worker_second_slice,
@@ -153,12 +154,21 @@ async function readSlice({ source, options }) {
   self.close();
 }
 
-/** The hex SHA-256 of a whole file, read again: by Web Crypto, else in wasm; null where the
- * file cannot be read again. */
+// A file read again for its digest alone is read this many bytes at a time.
+const DIGEST_CHUNK = 4 * 1024 * 1024;
+
+/** The hex SHA-256 of a whole file, read again a chunk at a time and digested in wasm
+ * (FileDigest), so that neither the file nor a copy of it is ever held whole (Web Crypto would
+ * take it whole and copy it: 70 MB for a 35 MB log, the page's peak); null where the file
+ * cannot be read again. */
 async function digestOfFile(file) {
   try {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    return (await digest(bytes)) ?? worker_sha256(bytes);
+    await ready;
+    const digest = new FileDigest();
+    for (let at = 0; at < file.size; at += DIGEST_CHUNK) {
+      digest.update(new Uint8Array(await file.slice(at, at + DIGEST_CHUNK).arrayBuffer()));
+    }
+    return digest.hex();
   } catch {
     return null;
   }
@@ -223,18 +233,7 @@ async function loadSliced(source, options, spec, report, second, timeline) {
  * answers {kind: "digest", hex} (null when the file cannot be read again).
  */
 async function digestLater(file) {
-  let hex = null;
-  try {
-    const bytes = new Uint8Array(await file.arrayBuffer());
-    hex = await digest(bytes);
-    if (hex === null) {
-      await ready;
-      hex = worker_sha256(bytes);
-    }
-  } catch {
-    // the file cannot be read again: no digest
-  }
-  self.postMessage({ kind: "digest", hex });
+  self.postMessage({ kind: "digest", hex: await digestOfFile(file) });
 }
 
 // Set before the wasm is ready, so the first message is never missed.
@@ -267,7 +266,7 @@ self.onmessage = async (event) => {
     // One file read in slices leaves its digest to the page, which asks for it once the load is
     // done ({digestOf: file}, `digestLater`): no worker has every byte, and hashing the file
     // here would take a core from the two parsing workers (docs/performance.md, ninth round).
-    const late = Boolean(event.data.lateDigest && second && subtle);
+    const late = Boolean(event.data.lateDigest && second);
     // The bar never goes back (joining the second worker's part starts its count again).
     let shown = READ_SHARE;
     let last = null;

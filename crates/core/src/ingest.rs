@@ -268,14 +268,47 @@ fn is_false(b: &bool) -> bool {
 /// );
 /// ```
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    // Fed 256 KB at a time, a call each: in one call over the whole file the compression loop
-    // ran in baseline code in the browser, 5 times slower (see `crate::parallel`).
-    let mut hasher = Sha256::new();
-    for chunk in bytes.chunks(1 << 18) {
-        hasher.update(chunk);
+    let mut digest = Sha256Digest::default();
+    digest.update(bytes);
+    digest.hex()
+}
+
+/// A SHA-256 digest computed over bytes given a piece at a time (a file read in chunks, so
+/// that it is never all in memory at once), the same as [`sha256_hex`] of the pieces put
+/// together.
+///
+/// # Example
+/// ```
+/// use slo_core::ingest::{sha256_hex, Sha256Digest};
+/// let mut digest = Sha256Digest::default();
+/// digest.update(b"ab");
+/// digest.update(b"c");
+/// assert_eq!(digest.hex(), sha256_hex(b"abc"));
+/// // The long input of `sha256_hex`'s example, in pieces of 100,003 bytes (Python's hashlib):
+/// let long: Vec<u8> = (0..(1 << 20) + 7).map(|i| (i % 251) as u8).collect();
+/// let mut digest = Sha256Digest::default();
+/// long.chunks(100_003).for_each(|piece| digest.update(piece));
+/// assert_eq!(
+///     digest.hex(),
+///     "9e037498ddbb955fba0752812031c14ba299a4875cb400e8b8c1d77b3962c90e"
+/// );
+/// ```
+#[derive(Clone, Default)]
+pub struct Sha256Digest(Sha256);
+
+impl Sha256Digest {
+    pub fn update(&mut self, bytes: &[u8]) {
+        // Fed 256 KB at a time, a call each: in one call over the whole file the compression
+        // loop ran in baseline code in the browser, 5 times slower (see `crate::parallel`).
+        for chunk in bytes.chunks(1 << 18) {
+            self.0.update(chunk);
+        }
     }
-    let digest = hasher.finalize();
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+
+    /// The lower-case hex digest of every byte given.
+    pub fn hex(self) -> String {
+        self.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
 }
 
 fn provenance(name: &str, bytes: &[u8], format: Option<Format>) -> Provenance {
