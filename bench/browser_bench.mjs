@@ -2,7 +2,7 @@
 // File to full report in the app, in headless Chromium: how long, how long the main thread is
 // blocked, how much memory.
 //
-//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--cold] [--reference] [--compare cli.json] [--json out.json]
+//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--cold] [--reference] [--trace-memory] [--compare cli.json] [--json out.json]
 //
 // Needs dist/ (`trunk build --release`). Each run launches a fresh browser (so the renderer's
 // peak memory is that run's), opens the app, goes to the Data tab and chooses the file as a
@@ -32,6 +32,11 @@
 // Memory: the renderer process's peak resident set (VmHWM in /proc, Linux) and the JS heap
 // (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
 // isolated page, which the app (served by the test harness) is not; it is reported when present.
+// Also the renderer's resident set just before the file is given (the page with its two
+// workers waiting), and what the load added to it at its peak. --trace-memory samples the
+// renderer's resident set (VmRSS) every 10 ms from the file given until the report is shown
+// and 600 ms more, and prints it per run, as "ms:MiB" since the `change` event: where the
+// load's peak is (each worker's share of the file, the hand-over, the digest after the load).
 //
 // --reference runs the numpy/pandas reference (bench/reference_report.py, as
 // bench/compare_cli.py runs it) as a whole process before each of the app's runs, and prints
@@ -44,18 +49,19 @@ import path from "node:path";
 import { serve, launch, dist } from "../tests/browser/harness.mjs";
 
 function parseArgs(argv) {
-  const args = { file: null, runs: 3, cold: false, reference: false, compare: null, json: null };
+  const args = { file: null, runs: 3, cold: false, reference: false, traceMemory: false, compare: null, json: null };
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k];
     if (a === "--runs") args.runs = Number(argv[++k]);
     else if (a === "--cold") args.cold = true;
     else if (a === "--reference") args.reference = true;
+    else if (a === "--trace-memory") args.traceMemory = true;
     else if (a === "--compare") args.compare = argv[++k];
     else if (a === "--json") args.json = argv[++k];
     else args.file = a;
   }
   if (!args.file) {
-    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--cold] [--reference] [--compare cli.json] [--json out.json]");
+    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--cold] [--reference] [--trace-memory] [--compare cli.json] [--json out.json]");
     process.exit(2);
   }
   return args;
@@ -120,8 +126,9 @@ function armTimers() {
   end.observe(document.body, { childList: true, subtree: true });
 }
 
-/** Peak resident set (KiB) of this process's Chromium renderers: the largest VmHWM. */
-function rendererPeakKiB() {
+/** The largest `field` (KiB) of this process's Chromium renderers: VmHWM, the peak resident
+ * set, or VmRSS, the resident set now. */
+function rendererKiB(field = "VmHWM") {
   const parent = new Map();
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
@@ -140,7 +147,7 @@ function rendererPeakKiB() {
     if (!ours(pid)) continue;
     try {
       if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) continue;
-      const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
+      const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
       if (m) peak = Math.max(peak, Number(m[1]));
     } catch {
       // gone
@@ -156,7 +163,7 @@ const SPEC_KEY = "slo-workbench.spec.v1";
 // How long the bench's "person" spends in the file dialog.
 const DIALOG_MS = 500;
 
-async function once(url, file, cold) {
+async function once(url, file, cold, traceMemory) {
   const browser = await launch();
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -176,14 +183,20 @@ async function once(url, file, cold) {
       [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("upload").click()]);
       await page.waitForTimeout(DIALOG_MS);
     }
+    const beforeKiB = rendererKiB("VmRSS");
+    const trace = [];
     const t0 = Date.now();
+    const sampler = traceMemory
+      ? setInterval(() => trace.push([Date.now() - t0, rendererKiB("VmRSS") / 1024]), 10)
+      : null;
     await (chooser ? chooser.setFiles(file) : page.getByTestId("upload").setInputFiles(file));
     const handedOver = Date.now() - t0;
     await page.waitForFunction(() => window.__bench.painted !== null && window.__bench.ready !== null, null, {
       timeout: 600_000,
       polling: 100,
     });
-    await page.waitForTimeout(300); // let the long-task observer deliver
+    await page.waitForTimeout(traceMemory ? 600 : 300); // let the long-task observer deliver
+    clearInterval(sampler);
     const b = await page.evaluate(async () => {
       const b = window.__bench;
       let uaMemory = null;
@@ -200,7 +213,7 @@ async function once(url, file, cold) {
         isolated: self.crossOriginIsolated,
       };
     });
-    const peakKiB = rendererPeakKiB();
+    const peakKiB = rendererKiB();
     if (errors.length) console.error("  page errors:", errors.join("; "));
     const after = b.longtasks.filter((t) => t.start + t.duration >= b.change);
     return {
@@ -227,6 +240,9 @@ async function once(url, file, cold) {
       uaMemoryMiB: b.uaMemory === null ? null : b.uaMemory / 2 ** 20,
       isolated: b.isolated,
       rendererPeakMiB: peakKiB / 1024,
+      rendererBeforeMiB: beforeKiB / 1024,
+      // [ms since the file was given (not the change event: the same within the hand-over), MiB]
+      memoryTrace: traceMemory ? trace.map(([ms, mib]) => [ms - handedOver, mib]) : null,
     };
   } finally {
     await browser.close();
@@ -264,7 +280,7 @@ try {
   console.log(`file: ${args.file} (${sizeMB.toFixed(1)} MB), ${how}, ${args.runs} runs, a fresh headless Chromium each`);
   for (let k = 0; k < args.runs; k++) {
     const ref = args.reference ? referenceMs(args.file) : null;
-    const r = await once(server.url, args.file, args.cold);
+    const r = await once(server.url, args.file, args.cold, args.traceMemory);
     r.referenceMs = ref;
     runs.push(r);
     if (ref !== null) console.log(`  run ${k + 1}: the reference's whole process ${ref.toFixed(0)} ms`);
@@ -276,6 +292,10 @@ try {
         `attainment shown "${r.value}" (handing the file to the browser: ${r.handedOverMs} ms, not counted)`,
     );
     if (r.steps) console.log(`    workers: ${r.steps.map(([event, ms]) => `${event} ${ms.toFixed(0)}`).join(", ")}`);
+    if (r.memoryTrace) {
+      const shown = r.memoryTrace.filter((_, i) => i % 3 === 0).map(([ms, mib]) => `${ms.toFixed(0)}:${mib.toFixed(0)}`);
+      console.log(`    renderer resident set (ms:MiB): before ${r.rendererBeforeMiB.toFixed(0)}, ${shown.join(" ")}`);
+    }
   }
 } finally {
   await server.close();
@@ -297,6 +317,8 @@ const summary = {
   longestTaskMs: median(runs.map((r) => r.longestTaskMs)),
   tasksOver200: median(runs.map((r) => r.tasksOver200)),
   rendererPeakMiB: median(runs.map((r) => r.rendererPeakMiB)),
+  rendererBeforeMiB: median(runs.map((r) => r.rendererBeforeMiB)),
+  loadPeakMiB: median(runs.map((r) => r.rendererPeakMiB - r.rendererBeforeMiB)),
   heapUsedMiB: runs[0].heapUsedMiB,
   heapTotalMiB: runs[0].heapTotalMiB,
   uaMemoryMiB: runs[0].uaMemoryMiB,
@@ -323,7 +345,9 @@ console.log(
     `   (target: none over 200 ms)`,
 );
 console.log(
-  `memory: renderer peak RSS ${summary.rendererPeakMiB.toFixed(0)} MiB = ${(summary.rendererPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file; ` +
+  `memory: renderer peak RSS ${summary.rendererPeakMiB.toFixed(0)} MiB = ${(summary.rendererPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file ` +
+    `(before the file ${summary.rendererBeforeMiB.toFixed(0)} MiB: the load added ${summary.loadPeakMiB.toFixed(0)} MiB = ` +
+    `${(summary.loadPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file at its peak); ` +
     `JS heap after ${summary.heapUsedMiB?.toFixed(0) ?? "n/a"} MiB used / ${summary.heapTotalMiB?.toFixed(0) ?? "n/a"} MiB total (performance.memory; wasm memory not included); ` +
     `measureUserAgentSpecificMemory: ${summary.uaMemoryMiB === null ? "not available (page not cross-origin isolated)" : summary.uaMemoryMiB.toFixed(0) + " MiB"}`,
 );
