@@ -307,7 +307,11 @@ impl Sha256Digest {
 
     /// The lower-case hex digest of every byte given.
     pub fn hex(self) -> String {
-        self.0.finalize().iter().map(|b| format!("{b:02x}")).collect()
+        self.0
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 

@@ -1382,7 +1382,10 @@ mod tests {
         let mut bytes = b"ms;e2e_ms;output_tokens\n180,5;4010,25;101\n210,0;3900,0;96\n".to_vec();
         bytes.extend_from_slice(&[0, 0, b'\'', 0, 0, 0]);
         let options = IngestOptions::default();
-        assert!(read_whole("f.csv", &bytes, &options).fatal.unwrap().contains("binary"));
+        assert!(read_whole("f.csv", &bytes, &options)
+            .fatal
+            .unwrap()
+            .contains("binary"));
         assert_eq!(read_in_slices("f.csv", &bytes, &options), None);
     }
 
