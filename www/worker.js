@@ -82,8 +82,13 @@ function mark(timeline, event) {
   timeline.push([event, performance.timeOrigin + performance.now()]);
 }
 
+// The furthest fraction this worker's load has shown: the bar never goes back, not even when
+// a file declined for slices is read again whole (one worker serves one load).
+let shownSoFar = 0;
+
 function progress(phase, fraction) {
-  self.postMessage({ kind: "progress", phase, fraction });
+  shownSoFar = Math.max(shownSoFar, fraction);
+  self.postMessage({ kind: "progress", phase, fraction: shownSoFar });
 }
 
 /** A File read in chunks, saying how far along the whole load is. */
@@ -278,8 +283,9 @@ self.onmessage = async (event) => {
       progress(phase, shown);
     };
     let pending = second ? await loadSliced(one, options, spec, report, second, timeline) : null;
+    const sliced = Boolean(pending);
     let digests;
-    if (pending) {
+    if (sliced) {
       // Read in slices: the file's digest comes from the whole file, read again once the load
       // is in (by the page's digest worker when `late`).
       digests = late ? [null] : [digestOfFile(one.file)];
@@ -298,14 +304,20 @@ self.onmessage = async (event) => {
         self.postMessage({ kind: "report", report: json });
       }
     }
-    // Where Web Crypto failed on a file, the wasm computes the digest from the file read again
-    // (it freed its own copy before preparing). Without Web Crypto the wasm computed them all.
-    const bytesOf = async (s) => (s.file ? new Uint8Array(await s.file.arrayBuffer()) : s.bytes);
+    // Where Web Crypto failed on a file read whole, the wasm computes the digest from the file
+    // read again (it freed its own copy before preparing); without Web Crypto the wasm
+    // computed them all. A file that cannot be read again keeps no digest. (A file read in
+    // slices was digested from the file read again already: `digestOfFile`.)
+    const again = async (s) => {
+      try {
+        return worker_sha256(s.file ? new Uint8Array(await s.file.arrayBuffer()) : s.bytes);
+      } catch {
+        return null;
+      }
+    };
     const digested = late
       ? [null]
-      : await Promise.all(
-          digests.map(async (d, k) => (await d) ?? (subtle ? worker_sha256(await bytesOf(sources[k])) : null)),
-        );
+      : await Promise.all(digests.map(async (d, k) => (await d) ?? (subtle && !sliced ? again(sources[k]) : null)));
     mark(timeline, "loader: digests done");
     const { header, columns } = pending.finish(digested);
     mark(timeline, "loader: taken apart for the page");

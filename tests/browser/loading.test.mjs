@@ -79,15 +79,7 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   page.on("worker", (w) => workers.push(w.url()));
   const data = new DataPage(page);
   await data.open();
-  // Every state the progress bar shows, as (phase, percent).
-  await page.evaluate(() => {
-    window.__progress = [];
-    new MutationObserver(() => {
-      const bar = document.querySelector("#load-bar");
-      const label = document.querySelector('[data-testid="load-progress"] label');
-      if (bar) window.__progress.push([label.textContent, Number(bar.getAttribute("value"))]);
-    }).observe(document.body, { childList: true, subtree: true, attributes: true, characterData: true });
-  });
+  await recordProgress(page);
   await data.upload(bigFile);
   await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
   await screenshot(page, "loading-progress");
@@ -120,6 +112,19 @@ test("a large file is parsed in a worker, with progress, and gives the hand-comp
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+/** From now on, every state the progress bar shows is noted in `window.__progress`, as
+ * (phase, percent). */
+async function recordProgress(page) {
+  await page.evaluate(() => {
+    window.__progress = [];
+    new MutationObserver(() => {
+      const bar = document.querySelector("#load-bar");
+      const label = document.querySelector('[data-testid="load-progress"] label');
+      if (bar) window.__progress.push([label.textContent, Number(bar.getAttribute("value"))]);
+    }).observe(document.body, { childList: true, subtree: true, attributes: true, characterData: true });
+  });
+}
 
 /** From now on, every phase the progress bar names is noted in `window.__phases`. */
 async function recordPhases(page) {
@@ -335,6 +340,7 @@ test("a large file with a quote in either half is read whole by the first worker
     const data = new DataPage(page);
     await data.open();
     await recordPhases(page);
+    await recordProgress(page);
     await data.upload(quoted);
     await page.getByTestId("load-progress").waitFor({ timeout: 30000 });
     await page.getByTestId("load-progress").waitFor({ state: "detached", timeout: 120000 });
@@ -343,6 +349,9 @@ test("a large file with a quote in either half is read whole by the first worker
     assert.equal(await report.text("attainment"), expected, name);
     const phases = await page.evaluate(() => [...window.__phases]);
     assert.ok(!phases.some((p) => p.startsWith("Joining")), JSON.stringify(phases));
+    // The bar did not go back when the file, declined for slices, was read again whole.
+    const seen = await page.evaluate(() => window.__progress);
+    assert.ok(seen.every(([, v], k) => k === 0 || v >= seen[k - 1][1]), JSON.stringify(seen));
     await data.open();
     const notice = await data.notice().innerText();
     assert.match(notice, /Loaded 400,000 requests from 1 file; 1 row skipped/, name);

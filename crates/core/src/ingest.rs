@@ -510,8 +510,9 @@ pub fn first_slice(
         return None;
     }
     let format = sliced_format(text, options)?;
+    let header_until = middle.checked_sub(mark)?;
     let (part, next_line) =
-        delimited::first_slice(name, text, middle - mark, format, options, progress)?;
+        delimited::first_slice(name, text, header_until, format, options, progress)?;
     Some(FirstSlice {
         part,
         cut,

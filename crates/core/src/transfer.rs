@@ -45,10 +45,14 @@ pub struct Batch {
 /// The text of a saved report, `None` for anything else. A saved report says so in its first
 /// bytes; only then is the whole file checked.
 fn saved_report(bytes: &[u8]) -> Option<&str> {
-    let head = String::from_utf8_lossy(bytes.get(..256).unwrap_or(bytes));
-    saved::looks_saved(&head)
+    looks_saved(bytes)
         .then(|| std::str::from_utf8(bytes).ok())
         .flatten()
+}
+
+/// True when the first bytes of a file say it is a saved report ([`saved::looks_saved`]).
+fn looks_saved(bytes: &[u8]) -> bool {
+    saved::looks_saved(&String::from_utf8_lossy(bytes.get(..256).unwrap_or(bytes)))
 }
 
 /// Share of a load's progress spent parsing (the rest is preparing the grouping).
@@ -106,7 +110,9 @@ impl Batch {
     /// The first step of a load whose one file, a large CSV, is read in two slices by two
     /// workers that share no memory (see `ingest::Slices`): this one's part of the rows from
     /// `bytes`, the file's first bytes, of a file of `size` bytes (`ingest::first_slice`).
-    /// `None` when the file is not read in slices: then read it whole ([`Batch::load`]).
+    /// `None` when the file is not read in slices: then read it whole ([`Batch::load`]). A
+    /// file whose first bytes say it is a saved report is not: only the whole file tells
+    /// whether it is one ([`Batch::read`] opens it as a report when it is valid UTF-8).
     pub fn first_slice(
         name: &str,
         bytes: &[u8],
@@ -114,6 +120,9 @@ impl Batch {
         options: &IngestOptions,
         progress: &mut dyn FnMut(&str, f64),
     ) -> Option<ingest::FirstSlice> {
+        if looks_saved(bytes) {
+            return None;
+        }
         let phase = format!("Parsing {name}");
         // This worker's part is about half the parse.
         let share = PARSE_SHARE / 2.0;

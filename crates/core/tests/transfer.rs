@@ -663,10 +663,22 @@ fn a_load_read_by_two_workers_is_the_load_read_by_one() {
         serde_json::to_string(&one).unwrap()
     );
 
-    // Not read in slices: a saved report, a JSON log.
+    // Not read in slices: a saved report, a JSON log, and (found in review) a CSV whose first
+    // bytes name the saved-report format, which the whole file read sets aside as a saved
+    // report.
     let saved = r#"{"format": "slo-workbench-report", "version": 1}"#;
     let jsonl = "{\"ttft_ms\": 1, \"e2e_ms\": 2}\n".repeat(100);
-    for text in [saved, jsonl.as_str()] {
+    let look_alike = format!(
+        "ttft_ms,e2e_ms,model\n1,2,slo-workbench-report\n{}",
+        "1,2,m\n".repeat(1000)
+    );
+    let whole = Batch::read(
+        &[("l.csv".to_string(), look_alike.clone().into_bytes())],
+        &options,
+        &mut |_, _| {},
+    );
+    assert_eq!((whole.saved.len(), whole.files.len()), (1, 0));
+    for text in [saved, jsonl.as_str(), look_alike.as_str()] {
         let b = text.as_bytes();
         assert!(
             Batch::first_slice("r.json", b, b.len() as u64, &options, &mut |_, _| {}).is_none()

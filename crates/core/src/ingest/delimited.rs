@@ -1389,6 +1389,15 @@ mod tests {
         assert_eq!(read_in_slices("f.csv", &bytes, &options), None);
     }
 
+    /// Found in review: a byte-order mark longer than the file's first half made the first
+    /// reader's limit for its header (the middle, less the mark) underflow.
+    #[test]
+    fn a_mark_past_the_middle_of_a_tiny_file_is_declined_not_an_overflow() {
+        let bytes = b"\xEF\xBB\xBF\na";
+        let options = IngestOptions::default();
+        assert_eq!(read_in_slices("m.csv", bytes, &options), None);
+    }
+
     /// What the readers of slices decline, so that the loader reads the whole file instead: a
     /// quote or a lone carriage return in either part or in the header, text that is not
     /// plain UTF-8 (UTF-16, a bad byte), not a delimited log, no line end near the middle, and
