@@ -469,8 +469,8 @@ pub struct FirstSlice {
     pub next_line: u64,
 }
 
-/// The cut of a file of `size` bytes read in slices: after the first line end in `search`,
-/// the file's bytes from the middle on (see [`Slices`]), as an offset from the middle.
+/// Where a file read in slices is cut, as an offset from its middle: after the first line end
+/// in `search` (the file's bytes from the middle on) within [`Slices::SEARCH`] bytes.
 fn cut_after_middle(search: &[u8]) -> Option<usize> {
     let within = search.get(..search.len().min(Slices::SEARCH as usize))?;
     Some(within.iter().position(|&b| b == b'\n')? + 1)
