@@ -79,10 +79,11 @@ pub fn worker_slices(size: f64) -> Vec<f64> {
 }
 
 /// The first step of loading one file of `size` bytes read in two slices by two workers:
-/// `bytes` are its first slice (`worker_slices`), whose rows are read now. The load then waits
-/// for the second worker's part ([`PendingLoad::waiting`], [`PendingLoad::join`]). `undefined`
-/// when the file is not read in slices (`Batch::first_slice`): read it whole
-/// ([`worker_load`]).
+/// `bytes` are its first slice (`worker_slices`), whose rows are read now; the slice's bytes
+/// are not kept (the join needs only its header's), so that they are free for the join. The
+/// load then waits for the second worker's part ([`PendingLoad::waiting`],
+/// [`PendingLoad::join`]). `undefined` when the file is not read in slices
+/// (`Batch::first_slice`): read it whole ([`worker_load`]).
 #[wasm_bindgen]
 pub fn worker_load_first_slice(
     name: &str,
@@ -95,8 +96,11 @@ pub fn worker_load_first_slice(
     let options = options_from(options_json)?;
     let (bytes, size) = (bytes.to_vec(), size as u64);
     let first = Batch::first_slice(name, &bytes, size, &options, &mut reporter(progress));
+    drop(bytes);
     Ok(first.map(|first| {
-        let mut load = PendingLoad::new(vec![(name.to_string(), bytes)], options, spec_json);
+        // No bytes kept: a CSV log, never a saved report (`Batch::first_slice`), as
+        // `Batch::logs_of` finds empty bytes too.
+        let mut load = PendingLoad::new(vec![(name.to_string(), Vec::new())], options, spec_json);
         load.state = State::FirstSlice {
             first: Box::new(first),
             size,
@@ -161,7 +165,7 @@ pub fn worker_warm_up(spec_json: &str) {
     let Some((first, second)) = first.zip(second_slice_of(name, &bytes, &options)) else {
         return;
     };
-    if let Some(mut batch) = Batch::read_slices(name, first_bytes, size, &options, first, second) {
+    if let Some(mut batch) = Batch::read_slices(name, size, &options, first, second) {
         batch.prepare_for(spec.as_ref(), &mut |_, _| {});
         if let Some(report) = spec.and_then(|spec| batch.report(&spec, None)) {
             let _ = transfer::report_to_json(&report);
@@ -322,12 +326,12 @@ impl PendingLoad {
                 return false;
             }
         };
-        let Some((name, bytes)) = self.sources.first() else {
+        let Some((name, _)) = self.sources.first() else {
             return false;
         };
         // Said on the progress bar (and seen by the browser test of a large load).
         progress(&format!("Joining the halves of {name}"), 0.0);
-        match Batch::read_slices(name, bytes, size, &self.options, *first, second) {
+        match Batch::read_slices(name, size, &self.options, *first, second) {
             Some(batch) => {
                 self.prepare(batch, progress);
                 true

@@ -217,10 +217,11 @@ async function loadSliced(source, options, spec, report, second, timeline) {
   const file = source.file;
   await ready;
   const [, firstEnd] = worker_slices(file.size);
-  const bytes = new Uint8Array(await file.slice(0, firstEnd).arrayBuffer());
+  const read = async () => new Uint8Array(await file.slice(0, firstEnd).arrayBuffer());
   progress(`Reading ${file.name}`, READ_SHARE);
   mark(timeline, "loader: files read, digests started");
-  const pending = worker_load_first_slice(source.name, bytes, file.size, options, spec, report);
+  // No reference to the slice is kept here: it can go while this worker waits for the second.
+  const pending = worker_load_first_slice(source.name, await read(), file.size, options, spec, report);
   if (!pending) return null;
   mark(timeline, "loader: first half parsed");
   const part = await second.part;

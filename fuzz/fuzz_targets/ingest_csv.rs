@@ -58,5 +58,5 @@ fn read_in_slices(data: &[u8], options: &IngestOptions) -> Option<ingest::Loaded
     let head = data.get(..s.head_end as usize)?;
     let tail = data.get(s.middle as usize..)?;
     let second = ingest::second_slice("fuzz.csv", head, tail, size, options, &mut |_| {})?;
-    ingest::join_slices("fuzz.csv", first_bytes, size, options, first, second)
+    ingest::join_slices("fuzz.csv", size, options, first, second)
 }

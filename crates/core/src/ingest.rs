@@ -459,12 +459,13 @@ impl Slices {
     }
 }
 
-/// The first reader's part of a file read in slices ([`first_slice`]).
+/// The first reader's part of a file read in slices ([`first_slice`]): all that
+/// [`join_slices`] needs, so that the first slice's bytes can go before the join.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FirstSlice {
     pub part: Part,
-    /// Where the rows were cut: the first reader's rows are in the bytes before.
-    pub cut: usize,
+    /// The file's bytes before its rows (a byte-order mark, blank lines, the header line).
+    pub header: Vec<u8>,
     /// The line the second reader's first row is on (its lines are numbered from 1).
     pub next_line: u64,
 }
@@ -511,11 +512,11 @@ pub fn first_slice(
     }
     let format = sliced_format(text, options)?;
     let header_until = middle.checked_sub(mark)?;
-    let (part, next_line) =
+    let (part, next_line, header_len) =
         delimited::first_slice(name, text, header_until, format, options, progress)?;
     Some(FirstSlice {
         part,
-        cut,
+        header: bytes.get(..mark + header_len)?.to_vec(),
         next_line,
     })
 }
@@ -550,22 +551,22 @@ pub fn second_slice(
     )
 }
 
-/// The file read in slices: `bytes` and `first` from the first reader ([`first_slice`]),
+/// The file of `size` bytes read in slices: `first` from the first reader ([`first_slice`]),
 /// `second` from the second ([`second_slice`]). What [`parse`] gives for the whole file, bit
 /// for bit, except that the SHA-256 is left empty (no reader had every byte: compute it from
 /// the file, see `transfer::Batch::fill_sha256`). `None` when the parts do not fit together
 /// (read under another header): then read the whole file.
 pub fn join_slices(
     name: &str,
-    bytes: &[u8],
     size: u64,
     options: &IngestOptions,
     first: FirstSlice,
     mut second: Part,
 ) -> Option<Loaded> {
-    let slice = bytes.get(..first.cut)?;
+    // The header's bytes say what the whole file's decoding says: the first reader checked
+    // that its slice is plain UTF-8, and a byte-order mark is among them.
     let mut warnings = Vec::new();
-    let text = decode_text(slice, &mut warnings).ok()?;
+    let text = decode_text(&first.header, &mut warnings).ok()?;
     let format = sliced_format(&text, options)?;
     second.shift_lines(first.next_line.checked_sub(1)?);
     let loaded = delimited::join_slices(name, &text, format, options, first.part, second)?;

@@ -133,22 +133,19 @@ impl Batch {
         first
     }
 
-    /// The load of one file read in slices, not yet prepared: `bytes` and `first` as
-    /// [`Batch::first_slice`] read them, `second` the other worker's part
+    /// The load of one file of `size` bytes read in slices, not yet prepared: `first` as
+    /// [`Batch::first_slice`] read it, `second` the other worker's part
     /// (`ingest::second_slice`). The same batch as [`Batch::read`] of the whole file, bit for
     /// bit, but for the file's SHA-256, left empty ([`Batch::fill_sha256`]). `None` when the
     /// parts do not fit together: then read the whole file.
     pub fn read_slices(
         name: &str,
-        bytes: &[u8],
         size: u64,
         options: &IngestOptions,
         first: ingest::FirstSlice,
         second: Part,
     ) -> Option<Batch> {
-        let mut files = vec![ingest::join_slices(
-            name, bytes, size, options, first, second,
-        )?];
+        let mut files = vec![ingest::join_slices(name, size, options, first, second)?];
         let table = ingest::take_combined(&mut files);
         Some(Batch {
             files,

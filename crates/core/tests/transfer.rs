@@ -652,8 +652,7 @@ fn a_load_read_by_two_workers_is_the_load_read_by_one() {
     let second = ingest::second_slice(name, head, tail, size, &options, &mut |_| {});
     let second = Batch::part_from_parts(Batch::part_into_parts(second.expect("the second slice")))
         .expect("part back");
-    let mut two = Batch::read_slices(name, first_bytes, size, &options, first, second)
-        .expect("the slices fit");
+    let mut two = Batch::read_slices(name, size, &options, first, second).expect("the slices fit");
     two.prepare_for(Some(&spec), &mut |_, _| {});
     assert_eq!(two.table.len(), 60_000 - 60);
     assert_eq!(two.files[0].error_count, 60);

@@ -184,7 +184,8 @@ impl Part {
 
 /// The first reader's part of a file read in two slices (see [`crate::ingest::Slices`]):
 /// `text` is the file up to the cut, its header and the first rows. Returns the part, its
-/// lines numbered as in the file, and the line the second part starts on. `None` when the
+/// lines numbered as in the file, the line the second part starts on, and the length of the
+/// text's header (the lines before the rows, all that [`join_slices`] needs). `None` when the
 /// part cannot be read alone: a header that cannot be read, holds a quote or ends past
 /// `header_until`, a body with a quote or a carriage return that does not end a line.
 pub(crate) fn first_slice(
@@ -194,7 +195,7 @@ pub(crate) fn first_slice(
     format: Format,
     options: &IngestOptions,
     progress: &mut dyn FnMut(f64),
-) -> Option<(Part, u64)> {
+) -> Option<(Part, u64, usize)> {
     let head = read_plain_head(name, text, header_until, format, options)?;
     let body = text.as_bytes().get(head.body_start()..)?;
     if !is_plain(body) {
@@ -211,7 +212,11 @@ pub(crate) fn first_slice(
         head.delimiter,
         progress,
     );
-    Some((piece.into_part(), first_line + lines as u64))
+    Some((
+        piece.into_part(),
+        first_line + lines as u64,
+        head.body_start(),
+    ))
 }
 
 /// The second reader's part of a file read in two slices (see [`crate::ingest::Slices`]):
@@ -236,20 +241,20 @@ pub(crate) fn second_slice(
     Some(piece.into_part())
 }
 
-/// The file whose text up to the cut is `text` (the first reader's slice), with its rows
-/// from the two parts [`first_slice`] and [`second_slice`] read (the second's lines already
-/// shifted): what [`parse`] gives for the whole file, bit for bit. `None` when a part was not
-/// read under this header (other label columns).
+/// The file whose header is `header_text` (the lines before the rows, as [`first_slice`]
+/// measured them), with its rows from the two parts [`first_slice`] and [`second_slice`] read
+/// (the second's lines already shifted): what [`parse`] gives for the whole file, bit for bit.
+/// `None` when a part was not read under this header (other label columns).
 pub(crate) fn join_slices(
     name: &str,
-    text: &str,
+    header_text: &str,
     format: Format,
     options: &IngestOptions,
     first: Part,
     second: Part,
 ) -> Option<Loaded> {
     let mut loaded = Loaded::default();
-    let head = read_head(&mut loaded, name, text, format, options)?;
+    let head = read_head(&mut loaded, name, header_text, format, options)?;
     let mut first = Piece::from_part(&head.layout, first)?;
     first.append(Piece::from_part(&head.layout, second)?);
     Some(first.finish(loaded, &head.layout))
@@ -1280,7 +1285,7 @@ mod tests {
         // The second reader's part travels to the first as parts, and is read back.
         let second = crate::transfer::Batch::part_into_parts(second);
         let second = crate::transfer::Batch::part_from_parts(second).expect("the part back");
-        join_slices(name, first_bytes, size, options, first, second)
+        join_slices(name, size, options, first, second)
     }
 
     /// The file read whole, as [`read_in_slices`] should give it: with no digest (no reader of
@@ -1457,10 +1462,7 @@ mod tests {
         let theirs = theirs.as_bytes();
         let (head, tail) = (&theirs[..s.head_end as usize], &theirs[s.middle as usize..]);
         let second = second_slice("t", head, tail, s.size, &options, &mut |_| {}).expect("second");
-        assert_eq!(
-            join_slices("t", bytes, s.size, &options, first, second),
-            None
-        );
+        assert_eq!(join_slices("t", s.size, &options, first, second), None);
     }
 
     /// The word-at-a-time scans against their definitions, byte by byte: every byte value in
