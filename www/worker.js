@@ -219,7 +219,7 @@ async function loadSliced(source, options, spec, report, second, timeline) {
   const [, firstEnd] = worker_slices(file.size);
   const read = async () => new Uint8Array(await file.slice(0, firstEnd).arrayBuffer());
   progress(`Reading ${file.name}`, READ_SHARE);
-  mark(timeline, "loader: files read, digests started");
+  mark(timeline, "loader: reading its slice");
   // No reference to the slice is kept here: it can go while this worker waits for the second.
   const pending = worker_load_first_slice(source.name, await read(), file.size, options, spec, report);
   if (!pending) return null;
