@@ -21,8 +21,8 @@ pub fn in_worker() -> bool {
 #[wasm_bindgen]
 pub struct PendingLoad {
     state: State,
-    /// The files (for a file read in slices, its first slice); their bytes are freed once
-    /// every part is read, before `prepare`.
+    /// The files, by name and bytes; the bytes are freed once every part is read, before
+    /// `prepare` (a file read in slices keeps no bytes: `worker_load_first_slice`).
     sources: Vec<(String, Vec<u8>)>,
     /// Which sources are logs rather than saved reports (`Batch::logs_of`), for the digests.
     logs: Vec<bool>,

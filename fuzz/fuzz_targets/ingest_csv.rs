@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let loaded = ingest::parse("fuzz.csv", data, &options);
     slo_fuzz::check_loaded("fuzz.csv", &loaded);
-    if let Some(sliced) = read_in_slices(data, &options) {
+    if let Some(sliced) = ingest::parse_in_slices("fuzz.csv", data, &options) {
         let whole = ingest::parse(
             "fuzz.csv",
             data,
@@ -48,15 +48,3 @@ fuzz_target!(|data: &[u8]| {
     }
 });
 
-/// `data` read in two slices, each reader given only the bytes `Slices` names; `None` where
-/// either declines.
-fn read_in_slices(data: &[u8], options: &IngestOptions) -> Option<ingest::Loaded> {
-    let size = data.len() as u64;
-    let s = ingest::Slices::of(size);
-    let first_bytes = data.get(..s.first_end as usize)?;
-    let first = ingest::first_slice("fuzz.csv", first_bytes, size, options, &mut |_| {})?;
-    let head = data.get(..s.head_end as usize)?;
-    let tail = data.get(s.middle as usize..)?;
-    let second = ingest::second_slice("fuzz.csv", head, tail, size, options, &mut |_| {})?;
-    ingest::join_slices("fuzz.csv", size, options, first, second)
-}

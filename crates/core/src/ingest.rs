@@ -576,6 +576,26 @@ pub fn join_slices(
     ))
 }
 
+/// `bytes`, a whole file, read in two slices as two readers that each hold only their own
+/// bytes read it ([`first_slice`], [`second_slice`], [`join_slices`]); `None` where either
+/// declines. (For the tests and the fuzzer that check it against [`parse`].)
+#[doc(hidden)]
+pub fn parse_in_slices(name: &str, bytes: &[u8], options: &IngestOptions) -> Option<Loaded> {
+    let size = bytes.len() as u64;
+    let s = Slices::of(size);
+    let first = first_slice(
+        name,
+        bytes.get(..s.first_end as usize)?,
+        size,
+        options,
+        &mut |_| {},
+    )?;
+    let head = bytes.get(..s.head_end as usize)?;
+    let tail = bytes.get(s.middle as usize..)?;
+    let second = second_slice(name, head, tail, size, options, &mut |_| {})?;
+    join_slices(name, size, options, first, second)
+}
+
 /// [`parse`], telling `progress` how far through the file it is (0 to 1) every 65,536 rows of a
 /// CSV, TSV or JSON Lines log; other formats are read in one go and say nothing.
 pub fn parse_with_progress(

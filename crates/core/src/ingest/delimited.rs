@@ -106,6 +106,9 @@ pub fn parse_with(
     let Some(head) = read_head(&mut loaded, name, text, format, options) else {
         return loaded;
     };
+    // The rows: from where the header ended, on the line the reader counted to there (in a
+    // CRLF file that is the header's own `\n`, which the splitters read as an empty line).
+    let body = text.as_bytes().get(head.body_start()..).unwrap_or_default();
     let Head {
         layout,
         delimiter,
@@ -113,12 +116,6 @@ pub fn parse_with(
         record,
         start,
     } = head;
-    // The rows: from where the header ended, on the line the reader counted to there (in a
-    // CRLF file that is the header's own `\n`, which the splitters read as an empty line).
-    let body = text
-        .as_bytes()
-        .get(usize::try_from(start.byte()).unwrap_or(usize::MAX)..)
-        .unwrap_or_default();
     let plain = matches!(splitter, Splitter::Auto | Splitter::Plain { .. }) && is_plain(body);
     let total = text.len().max(1) as f64;
     let at = start.byte() as f64;
@@ -1019,8 +1016,8 @@ fn end_row(
 #[cfg(test)]
 mod tests {
     use super::{parse_with, Splitter};
-    use crate::ingest::Loaded;
     use crate::ingest::{parse, IngestOptions};
+    use crate::ingest::{parse_in_slices, Loaded};
     use crate::table::Status;
 
     fn load(text: &str) -> crate::ingest::Loaded {
@@ -1271,24 +1268,7 @@ mod tests {
         }
     }
 
-    /// `bytes` read in two slices as the app's two loader workers read a large file, each
-    /// reader given only the bytes `Slices` names; `None` when a reader declines.
-    fn read_in_slices(name: &str, bytes: &[u8], options: &IngestOptions) -> Option<Loaded> {
-        use crate::ingest::{first_slice, join_slices, second_slice, Slices};
-        let size = bytes.len() as u64;
-        let s = Slices::of(size);
-        let first_bytes = &bytes[..s.first_end as usize];
-        let first = first_slice(name, first_bytes, size, options, &mut |_| {})?;
-        let head = &bytes[..s.head_end as usize];
-        let tail = &bytes[s.middle as usize..];
-        let second = second_slice(name, head, tail, size, options, &mut |_| {})?;
-        // The second reader's part travels to the first as parts, and is read back.
-        let second = crate::transfer::Batch::part_into_parts(second);
-        let second = crate::transfer::Batch::part_from_parts(second).expect("the part back");
-        join_slices(name, size, options, first, second)
-    }
-
-    /// The file read whole, as [`read_in_slices`] should give it: with no digest (no reader of
+    /// The file read whole, as `parse_in_slices` should give it: with no digest (no reader of
     /// a slice has every byte).
     fn read_whole(name: &str, bytes: &[u8], options: &IngestOptions) -> Loaded {
         let options = IngestOptions {
@@ -1327,12 +1307,12 @@ mod tests {
             "{:?}",
             want.warnings
         );
-        let got = read_in_slices("t.csv", text.as_bytes(), &options).expect("read in slices");
+        let got = parse_in_slices("t.csv", text.as_bytes(), &options).expect("read in slices");
         assert!(format!("{got:?}") == format!("{want:?}"));
         // With a byte-order mark, as TSV.
         let tsv = format!("\u{feff}{}", text.replace(',', "\t"));
         let want = read_whole("t.tsv", tsv.as_bytes(), &options);
-        let got = read_in_slices("t.tsv", tsv.as_bytes(), &options).expect("TSV in slices");
+        let got = parse_in_slices("t.tsv", tsv.as_bytes(), &options).expect("TSV in slices");
         assert!(format!("{got:?}") == format!("{want:?}"));
     }
 
@@ -1366,7 +1346,7 @@ mod tests {
             }
             let bytes = text.as_bytes();
             let want = read_whole("c.csv", bytes, &options);
-            match read_in_slices("c.csv", bytes, &options) {
+            match parse_in_slices("c.csv", bytes, &options) {
                 Some(got) => assert!(
                     format!("{got:?}") == format!("{want:?}"),
                     "case {case}:\n{text}"
@@ -1391,7 +1371,7 @@ mod tests {
             .fatal
             .unwrap()
             .contains("binary"));
-        assert_eq!(read_in_slices("f.csv", &bytes, &options), None);
+        assert_eq!(parse_in_slices("f.csv", &bytes, &options), None);
     }
 
     /// Found in review: a byte-order mark longer than the file's first half made the first
@@ -1400,7 +1380,7 @@ mod tests {
     fn a_mark_past_the_middle_of_a_tiny_file_is_declined_not_an_overflow() {
         let bytes = b"\xEF\xBB\xBF\na";
         let options = IngestOptions::default();
-        assert_eq!(read_in_slices("m.csv", bytes, &options), None);
+        assert_eq!(parse_in_slices("m.csv", bytes, &options), None);
     }
 
     /// What the readers of slices decline, so that the loader reads the whole file instead: a
