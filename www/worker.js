@@ -164,7 +164,7 @@ const DIGEST_CHUNK = 4 * 1024 * 1024;
 
 /** The hex SHA-256 of a whole file, read again a chunk at a time and digested in wasm
  * (FileDigest), so that neither the file nor a copy of it is ever held whole (Web Crypto would
- * take it whole and copy it: 70 MB for a 35 MB log, the page's peak); null where the file
+ * take it whole and copy it: 70 MB for a 35 MB log, once the renderer's peak); null where the file
  * cannot be read again. */
 async function digestOfFile(file) {
   try {
