@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Side by side: the numpy reference and `slo report`, each as a whole process, alternately.
 
-    python3 bench/compare_cli.py target/bench/requests_1m.csv [--runs 5] [--slo target/cli/slo]
+    python3 bench/compare_cli.py target/bench/requests_1m.csv [--runs 5] [--slo target/cli/slo] [--pause 0]
 
 Each run starts a fresh process (interpreter start, imports, reading the file, output are all
 part of what a user waits for). The two commands alternate, so that a machine that gets busier
@@ -15,6 +15,11 @@ check below reports the difference).
 Then both answers are checked against each other, overall and for each class: joint
 attainment, and p90 of TTFT, TPOT and E2E by numpy's linear and nearest methods. The exit
 status is 1 if they differ.
+
+--pause S waits S seconds before every process. On a VM that hands free memory back to its
+host (free page reporting, docs/performance.md, twelfth round) a process started after a
+pause of 2 s or more writes into memory the host must back again, as a CI gate run after a
+quiet spell would; without a pause each process finds the memory the one before it freed.
 """
 
 import argparse
@@ -55,6 +60,7 @@ def main():
     ap.add_argument("--ttft", type=float, default=500.0)
     ap.add_argument("--tpot", type=float, default=50.0)
     ap.add_argument("--json", help="also write the figures to this file")
+    ap.add_argument("--pause", type=float, default=0.0, help="seconds to wait before each process (default 0)")
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="slo-bench-")
@@ -72,6 +78,7 @@ def main():
     times = {"reference": [], "slo": []}
     for k in range(a.runs):
         for name, cmd, out in (("reference", reference, ref_out), ("slo", slo, slo_out)):
+            time.sleep(a.pause)
             times[name].append(run(cmd, out))
         r, s = times["reference"][-1], times["slo"][-1]
         print(f"  run {k + 1}: reference {r[0] * 1e3:7.0f} ms   slo {s[0] * 1e3:6.0f} ms")
@@ -117,7 +124,7 @@ def main():
     if a.json:
         with open(a.json, "w") as f:
             json.dump({
-                "file": a.file, "size_bytes": os.path.getsize(a.file), "runs": a.runs,
+                "file": a.file, "size_bytes": os.path.getsize(a.file), "runs": a.runs, "pause_s": a.pause,
                 "reference": {"wall_s": med["reference"][0], "cpu_s": med["reference"][1], "max_rss_mib": med["reference"][2],
                               "all_wall_s": [t[0] for t in times["reference"]]},
                 "slo": {"wall_s": med["slo"][0], "cpu_s": med["slo"][1], "max_rss_mib": med["slo"][2],
