@@ -30,7 +30,9 @@ mod huge {
     /// Blocks this large or larger get a mapping of their own. Below it, rounding up to 2 MiB
     /// would more than double a block.
     pub const LARGE: usize = 1 << 20;
-    /// The largest alignment a mapping gives without asking: the smallest page size.
+    /// The largest alignment a large block is promised. Every mapping here starts on a 2 MiB
+    /// boundary, but a page is what any caller of the allocator can ask for: a block that
+    /// asks for more goes to the system allocator, by its layout alone, every time.
     pub const ALIGN: usize = 4096;
 
     /// `size` rounded up to a whole number of huge pages; `None` on overflow.
@@ -77,7 +79,9 @@ mod huge {
         start as *mut u8
     }
 
-    /// Gives back a mapping made by `map` (or grown by `grow`) of `len` bytes.
+    /// Gives back a mapping made by `map` (or resized by `resize`) of `len` bytes. A failure
+    /// (only possible near the kernel's limit on mappings) leaves the mapping in place: a leak,
+    /// never memory freed twice.
     ///
     /// # Safety
     /// `ptr` and `len` are such a mapping's, and nothing reads it afterwards.
@@ -86,8 +90,9 @@ mod huge {
     }
 
     /// The mapping `ptr` of `old` bytes made `new` bytes long (both multiples of `HUGE`): shrunk
-    /// in place, or its pages moved, not copied, to the start of a new aligned mapping. Null
-    /// (and the old mapping untouched) when the system has no memory for it.
+    /// in place, or its pages moved, not copied, onto a new aligned mapping of `new` bytes and
+    /// grown there, so that it stays one mapping. Null (and the old mapping untouched) when
+    /// the system has no memory for it.
     ///
     /// # Safety
     /// `ptr` and `old` are a mapping made by `map`.
@@ -102,20 +107,29 @@ mod huge {
         if to.is_null() {
             return to;
         }
-        // Moving onto a mapping of our own replaces its first `old` bytes with the old pages.
+        // Moved onto the whole of `to` (which the kernel unmaps first) and grown to `new` there:
+        // one mapping again. (Moving only `old` bytes would leave the block two mappings, the
+        // moved pages and the rest of `to`, and kernels before 6.17 cannot move a range that
+        // spans two mappings: the block's next move would fail.)
         let moved = libc::mremap(
             ptr.cast(),
             old,
-            old,
+            new,
             libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
             to.cast::<libc::c_void>(),
         );
-        if moved == libc::MAP_FAILED {
-            // Not moved (an old kernel, a limit on mappings): copy instead.
-            std::ptr::copy_nonoverlapping(ptr, to, old);
+        if moved != libc::MAP_FAILED {
+            return to;
+        }
+        // Not moved (near the limit on mappings). The kernel may have unmapped `to` before it
+        // failed, and another thread may have mapped memory there since: `to` is never touched
+        // again (at worst its address space leaks). The bytes are copied to a fresh mapping.
+        let fresh = map(new);
+        if !fresh.is_null() {
+            std::ptr::copy_nonoverlapping(ptr, fresh, old);
             unmap(ptr, old);
         }
-        to
+        fresh
     }
 }
 
@@ -131,7 +145,8 @@ fn is_large(_layout: Layout) -> bool {
 }
 
 // SAFETY: a block is large or not by its layout alone (`is_large`), which the caller passes
-// unchanged to every call on it: large blocks are always made, resized and freed by `huge`,
+// unchanged to every call on it (after a `realloc`, its layout is `(new_size, align)`, and
+// `realloc` decides by that layout too): large blocks are always made, resized and freed by `huge`,
 // the others always by `System`. Large blocks are page-aligned, which satisfies every
 // alignment `is_large` accepts, and at least `size` bytes long.
 unsafe impl GlobalAlloc for HugeForLarge {
@@ -240,6 +255,42 @@ mod tests {
                 ptr = a.realloc(ptr, layout, size);
                 assert!(!ptr.is_null());
                 assert!(holds_pattern(ptr, kept), "realloc to {size} lost bytes");
+                layout = Layout::from_size_align(size, 8).expect("a layout");
+                fill(ptr, size);
+            }
+            a.dealloc(ptr, layout);
+        }
+    }
+
+    /// True when one mapping of this process (a line of /proc/self/maps) covers the `len`
+    /// bytes at `ptr`.
+    fn one_mapping(ptr: *const u8, len: usize) -> bool {
+        let (from, to) = (ptr as usize, ptr as usize + len);
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+        maps.lines().any(|line| {
+            let range = line.split(' ').next().unwrap_or("");
+            let (a, b) = range.split_once('-').unwrap_or(("", ""));
+            let hex = |x: &str| usize::from_str_radix(x, 16).unwrap_or(0);
+            hex(a) <= from && to <= hex(b)
+        })
+    }
+
+    #[test]
+    fn a_block_grown_by_moving_its_pages_stays_one_mapping() {
+        // Kernels before 6.17 cannot move a range that spans two mappings: a block left in
+        // two by its first move would fail its second (found in review).
+        let a = HugeForLarge;
+        let mut layout = Layout::from_size_align(3 * huge::HUGE / 2, 8).expect("a layout");
+        unsafe {
+            let mut ptr = a.alloc(layout);
+            fill(ptr, layout.size());
+            for size in [5 * huge::HUGE / 2, 9 * huge::HUGE / 2, 17 * huge::HUGE / 2] {
+                let kept = layout.size();
+                ptr = a.realloc(ptr, layout, size);
+                assert!(!ptr.is_null());
+                assert!(holds_pattern(ptr, kept));
+                let len = huge::rounded(size).expect("a length");
+                assert!(one_mapping(ptr, len), "the block grown to {size} is split");
                 layout = Layout::from_size_align(size, 8).expect("a layout");
                 fill(ptr, size);
             }
