@@ -146,8 +146,8 @@ fn is_large(_layout: Layout) -> bool {
 
 // SAFETY: a block is large or not by its layout alone (`is_large`), which the caller passes
 // unchanged to every call on it (after a `realloc`, its layout is `(new_size, align)`, and
-// `realloc` decides by that layout too): large blocks are always made, resized and freed by `huge`,
-// the others always by `System`. Large blocks are page-aligned, which satisfies every
+// `realloc` decides by that layout too): large blocks are always made, resized and freed by
+// `huge`, the others always by `System`. Large blocks are page-aligned, which satisfies every
 // alignment `is_large` accepts, and at least `size` bytes long.
 unsafe impl GlobalAlloc for HugeForLarge {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
