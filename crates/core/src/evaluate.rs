@@ -112,6 +112,12 @@ pub struct Prepared {
 
 /// Classifies every request and computes all percentiles for `spec`'s grouping and method.
 pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
+    prepare_in(table, spec, parallel::threads() > 1)
+}
+
+/// [`prepare`], its statistics computed for every indicator at once, or one indicator at a
+/// time (the same figures: see where `batches` is made).
+fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool) -> Prepared {
     let n = table.len();
     let n_buckets = spec.n_buckets();
     let n_classes = spec.classes.len();
@@ -205,7 +211,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         (Vec::new(), Vec::new())
     };
 
-    // Values per cell and indicator, completed requests only; an indicator per job.
+    // Values per cell and indicator, completed requests only.
     let n_cells = cells.len();
     // Sized first: growing a million-value column step by step copies it several times.
     let mut completed = vec![0usize; n_cells];
@@ -217,12 +223,97 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
             *c += 1;
         }
     }
-    // Each indicator's values, in `Indicator::ALL`'s order: one per request from a column (an
-    // empty column: none), or every gap of each request for ITL.
-    let gathered = parallel::map(Indicator::ALL.to_vec(), |indicator| {
+    let members: Vec<Vec<usize>> = (0..n_classes)
+        .map(|c| (0..n_cells).filter(|&k| cells[k].class == c).collect())
+        .collect();
+    let groups = Groups {
+        cells: n_cells,
+        members: &members,
+    };
+    let sources = Sources {
+        table,
+        tpot: &tpot,
+        cell_of: &cell_of,
+        completed: &completed,
+    };
+    // With threads, every indicator at once, so that the cores share the gathering and the
+    // sorts. On one thread (the browser), one indicator at a time: its values are gathered,
+    // sorted, read and dropped before the next indicator's, so that the sorted copies of the
+    // latencies take one column's memory (8 MB at a million requests) rather than three; the
+    // loader worker's memory never shrinks, and this was most of its peak.
+    let batches: Vec<Vec<Indicator>> = if all_at_once {
+        vec![Indicator::ALL.to_vec()]
+    } else {
+        Indicator::ALL.iter().map(|&i| vec![i]).collect()
+    };
+    let mut cell_stats: Vec<Vec<IndicatorStats>> = vec![Vec::new(); n_cells];
+    let mut class_stats: Vec<Vec<IndicatorStats>> = vec![Vec::new(); n_classes];
+    let mut overall_stats = Vec::new();
+    for batch in batches {
+        let (cell, class, overall) = batch_stats(&sources, &groups, &batch, spec);
+        for (all, some) in cell_stats.iter_mut().zip(cell) {
+            all.extend(some);
+        }
+        for (all, some) in class_stats.iter_mut().zip(class) {
+            all.extend(some);
+        }
+        overall_stats.extend(overall);
+    }
+
+    Prepared {
+        key: spec.grouping_key(),
+        cells,
+        cell_of,
+        tpot_ms: tpot,
+        itl_stat_ms: itl_stat,
+        max_gap_ms: max_gap,
+        cell_stats,
+        class_stats,
+        overall_stats,
+        unassigned,
+    }
+}
+
+/// What `prepare` gathers each indicator's values from.
+struct Sources<'a> {
+    table: &'a RequestTable,
+    tpot: &'a [f64],
+    cell_of: &'a [u32],
+    /// Completed requests per cell.
+    completed: &'a [usize],
+}
+
+/// The cells, and each class's cells.
+struct Groups<'a> {
+    cells: usize,
+    members: &'a [Vec<usize>],
+}
+
+/// The statistics of `batch`'s indicators, in its order: per cell, per class and overall.
+fn batch_stats(
+    sources: &Sources,
+    groups: &Groups,
+    batch: &[Indicator],
+    spec: &Spec,
+) -> (
+    Vec<Vec<IndicatorStats>>,
+    Vec<Vec<IndicatorStats>>,
+    Vec<IndicatorStats>,
+) {
+    let Sources {
+        table,
+        tpot,
+        cell_of,
+        completed,
+    } = *sources;
+    let n = table.len();
+    let n_cells = groups.cells;
+    // Each indicator's values, a job per indicator: one per request from a column (an empty
+    // column: none), or every gap of each request for ITL.
+    let gathered = parallel::map(batch.to_vec(), |indicator| {
         let column: &[f64] = match indicator {
             Indicator::Ttft => &table.ttft_ms,
-            Indicator::Tpot => &tpot,
+            Indicator::Tpot => tpot,
             Indicator::Itl => &[],
             Indicator::E2e => &table.e2e_ms,
             Indicator::Queue => &table.queue_ms,
@@ -256,7 +347,10 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         });
         per_cell
     });
-    let mut values: Vec<[Vec<f64>; 5]> = (0..n_cells).map(|_| Default::default()).collect();
+    // values[cell][k]: the cell's values of the batch's k-th indicator.
+    let mut values: Vec<Vec<Vec<f64>>> = (0..n_cells)
+        .map(|_| vec![Vec::new(); batch.len()])
+        .collect();
     for (k, per_cell) in gathered.into_iter().enumerate() {
         for (cell, column) in values.iter_mut().zip(per_cell) {
             if let Some(slot) = cell.get_mut(k) {
@@ -275,25 +369,20 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         |column: &Vec<f64>| Moments::of(column),
     );
     let moments_at = |cell: usize, k: usize| -> Moments {
-        let at = cell * Indicator::ALL.len() + k;
+        let at = cell * batch.len() + k;
         moments.get(at).copied().unwrap_or_default()
     };
     // The statistics of groups of cells, a job per group and indicator, read from the cells'
     // sorted columns (a class's cells, or every cell for the overall figures) without merging.
-    let stats_of = |groups: &[Vec<usize>]| -> Vec<Vec<IndicatorStats>> {
-        let jobs: Vec<(usize, usize, Indicator)> = groups
+    let stats_of = |of: &[Vec<usize>]| -> Vec<Vec<IndicatorStats>> {
+        let jobs: Vec<(usize, usize, Indicator)> = of
             .iter()
             .enumerate()
-            .flat_map(|(g, _)| {
-                Indicator::ALL
-                    .into_iter()
-                    .enumerate()
-                    .map(move |(k, ind)| (g, k, ind))
-            })
+            .flat_map(|(g, _)| batch.iter().enumerate().map(move |(k, &ind)| (g, k, ind)))
             .collect();
-        let mut out: Vec<Vec<IndicatorStats>> = groups.iter().map(|_| Vec::new()).collect();
+        let mut out: Vec<Vec<IndicatorStats>> = of.iter().map(|_| Vec::new()).collect();
         let stats = parallel::map(jobs, |(g, k, ind)| {
-            let group = groups.get(g).map_or(&[][..], Vec::as_slice);
+            let group = of.get(g).map_or(&[][..], Vec::as_slice);
             let parts: Vec<&[f64]> = group
                 .iter()
                 .filter_map(|&cell| values.get(cell)?.get(k).map(Vec::as_slice))
@@ -313,9 +402,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
     let cell_stats = stats_of(&(0..n_cells).map(|k| vec![k]).collect::<Vec<_>>());
     // A group of one cell (a class without buckets, a spec of one class) has that cell's
     // statistics, copied rather than computed again.
-    let members: Vec<Vec<usize>> = (0..n_classes)
-        .map(|c| (0..n_cells).filter(|&k| cells[k].class == c).collect())
-        .collect();
+    let members = groups.members;
     let several: Vec<Vec<usize>> = members.iter().filter(|m| m.len() != 1).cloned().collect();
     let mut of_several = stats_of(&several).into_iter();
     let class_stats: Vec<Vec<IndicatorStats>> = members
@@ -329,20 +416,7 @@ pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
         [only] => only.clone(),
         _ => stats_of(&[members.concat()]).pop().unwrap_or_default(),
     };
-    drop(values);
-
-    Prepared {
-        key: spec.grouping_key(),
-        cells,
-        cell_of,
-        tpot_ms: tpot,
-        itl_stat_ms: itl_stat,
-        max_gap_ms: max_gap,
-        cell_stats,
-        class_stats,
-        overall_stats,
-        unassigned,
-    }
+    (cell_stats, class_stats, overall_stats)
 }
 
 /// The spec's ITL statistic and the largest gap of every request (NaN for a request without gaps).
@@ -1549,8 +1623,81 @@ pub fn fmt_pct(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::TtftTarget;
+    use crate::spec::{ClassSpec, TtftTarget};
     use crate::table::Row;
+
+    /// The browser's way of preparing (one indicator at a time, to keep its memory low) gives
+    /// what the command line's (every indicator at once) does, every figure and per-request
+    /// column alike: for specs with and without buckets, classes of one cell and of several,
+    /// requests of unknown length, failures, queue times and inter-token gaps.
+    #[test]
+    fn preparing_one_indicator_at_a_time_gives_the_same_preparation() {
+        let mut next = crate::testing::sequence(0x2545_f491_4f6c_dd1d);
+        let mut table = RequestTable::default();
+        for i in 0..20_000u32 {
+            let ttft = (next() % 900_000) as f64 / 1000.0;
+            let output = [0.0, 1.0, 2.0, 57.0, 300.0][(next() % 5) as usize];
+            let gaps = (i % 3 == 0).then(|| {
+                (0..next() % 6)
+                    .map(|_| (next() % 90) as f64 / 3.0)
+                    .collect()
+            });
+            let row = Row {
+                status: match next() % 50 {
+                    0 => Status::Error,
+                    1 => Status::Timeout,
+                    _ => Status::Ok,
+                },
+                input_tokens: (!next().is_multiple_of(40)).then(|| (next() % 8000) as f64),
+                output_tokens: Some(output),
+                ttft_ms: Some(ttft),
+                e2e_ms: Some(ttft + output * (next() % 70) as f64),
+                queue_ms: (i % 2 == 0).then(|| (next() % 5000) as f64 / 7.0),
+                itl_ms: gaps,
+                labels: vec![(
+                    "class".into(),
+                    ["chat", "code", "batch"][(next() % 3) as usize].into(),
+                )],
+                ..Row::default()
+            };
+            table.push(row, 0, i + 2, "mixed.csv");
+        }
+        let class = |name: &str| ClassSpec {
+            name: name.into(),
+            description: String::new(),
+            rule: ClassRule::Equals {
+                column: "class".into(),
+                value: name.into(),
+            },
+            targets: vec![Targets::default()],
+        };
+        let mut one_class = Spec::single(Targets {
+            ttft: Some(TtftTarget::Fixed { ms: 500.0 }),
+            ..Targets::default()
+        });
+        one_class.percentiles = vec![50.0, 90.0, 99.0, 99.9];
+        let mut buckets = one_class.clone();
+        buckets.bucket_edges = vec![1000, 4000];
+        buckets.classes = vec![class("chat"), class("code"), class("batch")];
+        buckets.itl_statistic = ItlStatistic::Percentile { q: 90.0 };
+        let mut no_buckets = buckets.clone();
+        no_buckets.bucket_edges = Vec::new();
+        no_buckets.method = Method::Nearest;
+        for (name, spec) in [
+            ("one class", one_class),
+            ("buckets", buckets),
+            ("no buckets", no_buckets),
+        ] {
+            // Debug prints each float exactly (NaN too), so equal texts are equal figures.
+            let all = format!("{:?}", prepare_in(&table, &spec, true));
+            let one_by_one = format!("{:?}", prepare_in(&table, &spec, false));
+            assert!(all == one_by_one, "{name}: the two ways differ");
+            assert!(
+                all.contains("Itl") && all.contains("Queue"),
+                "{name}: {all:.300}"
+            );
+        }
+    }
 
     /// A group's statistics read from its cells' sorted columns are those of the merged
     /// column: every order statistic (percentiles by each method, their intervals, the
