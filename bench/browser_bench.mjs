@@ -29,14 +29,16 @@
 // localStorage, before it starts): 3 classes × 3 input-length buckets, TTFT, TPOT and E2E targets,
 // 6 percentiles, the report issue #9 names; the same spec as `cargo bench -p slo-core`.
 // Long tasks come from a PerformanceObserver ('longtask'), registered before the app starts.
-// Memory: the renderer process's peak resident set (VmHWM in /proc, Linux) and the JS heap
+// Memory: the renderer process's peak resident set and the JS heap
 // (performance.memory, Chromium only). measureUserAgentSpecificMemory() needs a cross-origin
 // isolated page, which the app (served by the test harness) is not; it is reported when present.
 // Also the renderer's resident set just before the file is given (the page with its two
-// workers waiting), and what the load added to it at its peak. --trace-memory samples the
-// renderer's resident set (VmRSS) every 10 ms from the file given until the report is shown
-// and 600 ms more, and prints it per run, as "ms:MiB" since the `change` event: where the
-// load's peak is (each worker's share of the file, the hand-over, the digest after the load).
+// workers waiting), and what the load added to it at its peak. The peak is the larger of the
+// kernel's VmHWM (in /proc, Linux; it is recorded only when memory is unmapped, so it can miss
+// a peak whose pages were given back by madvise) and the renderer's resident set, sampled
+// every 5 ms from the file given until the digest after the load has come, and 300 ms more.
+// --trace-memory prints those samples per run, as "ms:MiB" since the file was given: where
+// the load's peak is (each worker's share of the file, the hand-over, the digest).
 //
 // --reference runs the numpy/pandas reference (bench/reference_report.py, as
 // bench/compare_cli.py runs it) as a whole process before each of the app's runs, and prints
@@ -69,7 +71,7 @@ function parseArgs(argv) {
 
 /** Registered before any page script: long tasks and the two timestamps of a run. */
 function initScript() {
-  window.__bench = { longtasks: [], change: null, progress: null, result: null, done: null, shown: null, painted: null, ready: null, value: null, timeline: null };
+  window.__bench = { longtasks: [], change: null, progress: null, result: null, done: null, shown: null, painted: null, ready: null, value: null, timeline: null, digested: null };
   // Every worker the app starts notes when its result arrives. This listener is added before
   // the app's own handler, so it runs first: what follows is the page's work.
   const NativeWorker = window.Worker;
@@ -79,6 +81,8 @@ function initScript() {
         super(...args);
         this.addEventListener("message", (e) => {
           const b = window.__bench;
+          // The digest worker's answer, after the load: the last of the load's memory use.
+          if (e.data?.kind === "digest" && b.digested === null) b.digested = performance.now();
           if (b.done !== null) return;
           if (e.data?.kind === "progress" && b.result === null) b.progress = performance.now();
           if (e.data?.kind === "report") b.result = performance.now();
@@ -126,9 +130,8 @@ function armTimers() {
   end.observe(document.body, { childList: true, subtree: true });
 }
 
-/** The largest `field` (KiB) of this process's Chromium renderers: VmHWM, the peak resident
- * set, or VmRSS, the resident set now. */
-function rendererKiB(field = "VmHWM") {
+/** The pids of this process's Chromium renderers. */
+function rendererPids() {
   const parent = new Map();
   for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
     try {
@@ -142,11 +145,21 @@ function rendererKiB(field = "VmHWM") {
     for (let p = pid, hops = 0; p > 1 && hops < 20; p = parent.get(p) ?? 0, hops++) if (p === process.pid) return true;
     return false;
   };
-  let peak = 0;
-  for (const pid of parent.keys()) {
-    if (!ours(pid)) continue;
+  return [...parent.keys()].filter((pid) => {
     try {
-      if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer")) continue;
+      return ours(pid) && fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("--type=renderer");
+    } catch {
+      return false; // gone
+    }
+  });
+}
+
+/** The largest `field` (KiB) among the renderers `pids`: VmHWM, the peak resident set as the
+ * kernel recorded it, or VmRSS, the resident set now. */
+function rendererKiB(pids, field = "VmHWM") {
+  let peak = 0;
+  for (const pid of pids) {
+    try {
       const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(fs.readFileSync(`/proc/${pid}/status`, "utf8"));
       if (m) peak = Math.max(peak, Number(m[1]));
     } catch {
@@ -154,6 +167,20 @@ function rendererKiB(field = "VmHWM") {
     }
   }
   return peak;
+}
+
+/** The largest resident set (KiB) among the renderers `pids` now, from /proc/PID/statm (cheaper
+ * to read than status: it is sampled every few ms through a load). */
+function residentKiB(pids) {
+  let most = 0;
+  for (const pid of pids) {
+    try {
+      most = Math.max(most, Number(fs.readFileSync(`/proc/${pid}/statm`, "utf8").split(" ")[1]) * 4);
+    } catch {
+      // gone
+    }
+  }
+  return most;
 }
 
 // The spec the report is computed for, and where the app keeps it (src/state.rs).
@@ -183,19 +210,25 @@ async function once(url, file, cold, traceMemory) {
       [chooser] = await Promise.all([page.waitForEvent("filechooser"), page.getByTestId("upload").click()]);
       await page.waitForTimeout(DIALOG_MS);
     }
-    const beforeKiB = rendererKiB("VmRSS");
+    // The renderers are started by now (a dedicated worker is a thread of its page's).
+    const pids = rendererPids();
+    const beforeKiB = rendererKiB(pids, "VmRSS");
+    // The resident set is sampled every 5 ms through every run: the kernel's own peak (VmHWM)
+    // is updated only when memory is unmapped or a process exits, not when pages are given
+    // back (madvise, as V8 and Chromium's allocator do), so it can miss the load's peak.
     const trace = [];
     const t0 = Date.now();
-    const sampler = traceMemory
-      ? setInterval(() => trace.push([Date.now() - t0, rendererKiB("VmRSS") / 1024]), 10)
-      : null;
+    const sampler = setInterval(() => trace.push([Date.now() - t0, residentKiB(pids) / 1024]), 5);
     await (chooser ? chooser.setFiles(file) : page.getByTestId("upload").setInputFiles(file));
     const handedOver = Date.now() - t0;
     await page.waitForFunction(() => window.__bench.painted !== null && window.__bench.ready !== null, null, {
       timeout: 600_000,
       polling: 100,
     });
-    await page.waitForTimeout(traceMemory ? 600 : 300); // let the long-task observer deliver
+    // The file's digest is computed after the load, by a worker reading the file again: its
+    // memory is part of the load's (up to 10 s: a page without a late digest sends none).
+    await page.waitForFunction(() => window.__bench.digested !== null, null, { timeout: 10_000, polling: 50 }).catch(() => {});
+    await page.waitForTimeout(300); // let the long-task observer deliver
     clearInterval(sampler);
     const b = await page.evaluate(async () => {
       const b = window.__bench;
@@ -213,7 +246,8 @@ async function once(url, file, cold, traceMemory) {
         isolated: self.crossOriginIsolated,
       };
     });
-    const peakKiB = rendererKiB();
+    const sampledKiB = Math.max(0, ...trace.map(([, mib]) => mib * 1024));
+    const peakKiB = Math.max(rendererKiB(pids), sampledKiB);
     if (errors.length) console.error("  page errors:", errors.join("; "));
     const after = b.longtasks.filter((t) => t.start + t.duration >= b.change);
     return {
@@ -240,6 +274,9 @@ async function once(url, file, cold, traceMemory) {
       uaMemoryMiB: b.uaMemory === null ? null : b.uaMemory / 2 ** 20,
       isolated: b.isolated,
       rendererPeakMiB: peakKiB / 1024,
+      rendererHwmMiB: rendererKiB(pids) / 1024,
+      rendererSampledPeakMiB: sampledKiB / 1024,
+      digestMs: b.digested === null ? null : b.digested - b.change,
       rendererBeforeMiB: beforeKiB / 1024,
       // [ms since the file was given (not the change event: the same within the hand-over), MiB]
       memoryTrace: traceMemory ? trace.map(([ms, mib]) => [ms - handedOver, mib]) : null,
@@ -293,7 +330,7 @@ try {
     );
     if (r.steps) console.log(`    workers: ${r.steps.map(([event, ms]) => `${event} ${ms.toFixed(0)}`).join(", ")}`);
     if (r.memoryTrace) {
-      const shown = r.memoryTrace.filter((_, i) => i % 3 === 0).map(([ms, mib]) => `${ms.toFixed(0)}:${mib.toFixed(0)}`);
+      const shown = r.memoryTrace.filter((_, i) => i % 6 === 0).map(([ms, mib]) => `${ms.toFixed(0)}:${mib.toFixed(0)}`);
       console.log(`    renderer resident set (ms:MiB): before ${r.rendererBeforeMiB.toFixed(0)}, ${shown.join(" ")}`);
     }
   }
@@ -319,6 +356,8 @@ const summary = {
   rendererPeakMiB: median(runs.map((r) => r.rendererPeakMiB)),
   rendererBeforeMiB: median(runs.map((r) => r.rendererBeforeMiB)),
   loadPeakMiB: median(runs.map((r) => r.rendererPeakMiB - r.rendererBeforeMiB)),
+  rendererHwmMiB: median(runs.map((r) => r.rendererHwmMiB)),
+  rendererSampledPeakMiB: median(runs.map((r) => r.rendererSampledPeakMiB)),
   heapUsedMiB: runs[0].heapUsedMiB,
   heapTotalMiB: runs[0].heapTotalMiB,
   uaMemoryMiB: runs[0].uaMemoryMiB,
@@ -347,7 +386,8 @@ console.log(
 console.log(
   `memory: renderer peak RSS ${summary.rendererPeakMiB.toFixed(0)} MiB = ${(summary.rendererPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file ` +
     `(before the file ${summary.rendererBeforeMiB.toFixed(0)} MiB: the load added ${summary.loadPeakMiB.toFixed(0)} MiB = ` +
-    `${(summary.loadPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file at its peak); ` +
+    `${(summary.loadPeakMiB * 2 ** 20 / summary.sizeBytes).toFixed(1)}x the file at its peak, through the digest after the load; ` +
+    `the larger of the kernel's VmHWM, ${summary.rendererHwmMiB.toFixed(0)} MiB, and the resident set sampled every 5 ms, ${summary.rendererSampledPeakMiB.toFixed(0)} MiB); ` +
     `JS heap after ${summary.heapUsedMiB?.toFixed(0) ?? "n/a"} MiB used / ${summary.heapTotalMiB?.toFixed(0) ?? "n/a"} MiB total (performance.memory; wasm memory not included); ` +
     `measureUserAgentSpecificMemory: ${summary.uaMemoryMiB === null ? "not available (page not cross-origin isolated)" : summary.uaMemoryMiB.toFixed(0) + " MiB"}`,
 );

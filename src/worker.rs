@@ -87,14 +87,14 @@ pub fn worker_slices(size: f64) -> Vec<f64> {
 #[wasm_bindgen]
 pub fn worker_load_first_slice(
     name: &str,
-    bytes: Uint8Array,
+    bytes: FileBytes,
     size: f64,
     options_json: &str,
     spec_json: &str,
     progress: &Function,
 ) -> Result<Option<PendingLoad>, JsValue> {
     let options = options_from(options_json)?;
-    let (bytes, size) = (bytes.to_vec(), size as u64);
+    let (bytes, size) = (bytes.0, size as u64);
     let first = Batch::first_slice(name, &bytes, size, &options, &mut reporter(progress));
     drop(bytes);
     Ok(first.map(|first| {
@@ -200,6 +200,31 @@ pub fn worker_sha256(bytes: &[u8]) -> String {
     ingest::sha256_hex(bytes)
 }
 
+/// Bytes of a file gathered in this worker's wasm memory a chunk at a time: www/worker.js
+/// reads a slice through one small buffer it reuses and adds each chunk here, so that the
+/// slice is never also held whole in JavaScript (17 MB per worker for a 35 MB log, freed only
+/// when the garbage collector comes round: much of the parsing phase's peak).
+#[wasm_bindgen]
+pub struct FileBytes(Vec<u8>);
+
+#[wasm_bindgen]
+impl FileBytes {
+    /// Empty, with room for `capacity` bytes.
+    #[wasm_bindgen(constructor)]
+    pub fn new(capacity: f64) -> FileBytes {
+        FileBytes(Vec::with_capacity(capacity as usize))
+    }
+
+    /// Adds `chunk`, copied once, straight from JavaScript's memory.
+    pub fn push(&mut self, chunk: &Uint8Array) {
+        let at = self.0.len();
+        self.0.resize(at + chunk.length() as usize, 0);
+        if let Some(room) = self.0.get_mut(at..) {
+            chunk.copy_to(room);
+        }
+    }
+}
+
 /// The SHA-256 of a file read a chunk at a time (`ingest::Sha256Digest`): www/worker.js
 /// digests a large file this way, so that it never holds the whole file (Web Crypto takes the
 /// bytes whole, and copies them).
@@ -233,12 +258,12 @@ impl FileDigest {
 pub fn worker_second_slice(
     name: &str,
     head: Uint8Array,
-    tail: Uint8Array,
+    tail: FileBytes,
     size: f64,
     options_json: &str,
 ) -> Result<JsValue, JsValue> {
     let options = options_from(options_json)?;
-    let (head, tail) = (head.to_vec(), tail.to_vec());
+    let (head, tail) = (head.to_vec(), tail.0);
     let part = ingest::second_slice(name, &head, &tail, size as u64, &options, &mut |_| {});
     drop(tail);
     Ok(match part {

@@ -49,6 +49,7 @@
 // (performance.timeOrigin + now, so that both workers' clocks and the page's compare). The page
 // ignores it; bench/browser_bench.mjs prints it.
 import init, {
+  FileBytes,
   FileDigest,
   worker_load,
   worker_load_first_slice,
@@ -110,6 +111,46 @@ async function readFile(file, before, total) {
   return bytes;
 }
 
+// Slices read for the wasm, and files read again for their digest, pass through one buffer of
+// this size, reused.
+const STREAM_CHUNK = 1024 * 1024;
+
+/**
+ * Hands `blob`'s bytes to `take`, in order, a chunk at a time, through one buffer of
+ * STREAM_CHUNK bytes that is reused (a byte stream read with a "BYOB" reader), so that no copy
+ * of the blob is made in JavaScript: reading it whole, or in slices, leaves garbage as large as
+ * the blob until the collector comes round, and that was a large share of a load's peak memory.
+ * Where the browser has no such reader, the blob is read in slices of that size.
+ */
+async function streamTo(blob, take) {
+  let reader = null;
+  try {
+    reader = blob.stream().getReader({ mode: "byob" });
+  } catch {
+    reader = null;
+  }
+  if (!reader) {
+    for (let at = 0; at < blob.size; at += STREAM_CHUNK) {
+      take(new Uint8Array(await blob.slice(at, at + STREAM_CHUNK).arrayBuffer()));
+    }
+    return;
+  }
+  let buffer = new ArrayBuffer(STREAM_CHUNK);
+  for (;;) {
+    const { value, done } = await reader.read(new Uint8Array(buffer));
+    if (done) return;
+    take(value);
+    buffer = value.buffer;
+  }
+}
+
+/** Bytes `from..to` of `file` in this worker's wasm memory (FileBytes), read by `streamTo`. */
+async function wasmBytesOf(file, from, to) {
+  const bytes = new FileBytes(to - from);
+  await streamTo(file.slice(from, to), (chunk) => bytes.push(chunk));
+  return bytes;
+}
+
 /**
  * Starts a second worker, which instantiates its wasm and waits for a part to read; its answer
  * (`{header, columns}`, or null for none) will be the promise `part`. Null where no worker can be
@@ -145,8 +186,8 @@ async function readSlice({ source, options }) {
     const file = source.file;
     await ready;
     const [middle, , headEnd] = worker_slices(file.size);
-    const bytesOf = async (from, to) => new Uint8Array(await file.slice(from, to).arrayBuffer());
-    const [head, tail] = await Promise.all([bytesOf(0, headEnd), bytesOf(middle, file.size)]);
+    const headOf = async () => new Uint8Array(await file.slice(0, headEnd).arrayBuffer());
+    const [head, tail] = await Promise.all([headOf(), wasmBytesOf(file, middle, file.size)]);
     mark(timeline, "second worker: file read");
     answer = worker_second_slice(source.name, head, tail, file.size, options) || answer;
     mark(timeline, "second worker: half parsed");
@@ -159,20 +200,15 @@ async function readSlice({ source, options }) {
   self.close();
 }
 
-// A file read again for its digest alone is read this many bytes at a time.
-const DIGEST_CHUNK = 4 * 1024 * 1024;
-
-/** The hex SHA-256 of a whole file, read again a chunk at a time and digested in wasm
- * (FileDigest), so that neither the file nor a copy of it is ever held whole (Web Crypto would
- * take it whole and copy it: 70 MB for a 35 MB log, once the renderer's peak); null where the file
- * cannot be read again. */
+/** The hex SHA-256 of a whole file, read again a chunk at a time (`streamTo`) and digested in
+ * wasm (FileDigest), so that neither the file nor a copy of it is ever held whole (Web Crypto
+ * would take it whole and copy it: 70 MB for a 35 MB log, once the renderer's peak); null where
+ * the file cannot be read again. */
 async function digestOfFile(file) {
   try {
     await ready;
     const digest = new FileDigest();
-    for (let at = 0; at < file.size; at += DIGEST_CHUNK) {
-      digest.update(new Uint8Array(await file.slice(at, at + DIGEST_CHUNK).arrayBuffer()));
-    }
+    await streamTo(file, (chunk) => digest.update(chunk));
     return digest.hex();
   } catch {
     return null;
@@ -217,11 +253,12 @@ async function loadSliced(source, options, spec, report, second, timeline) {
   const file = source.file;
   await ready;
   const [, firstEnd] = worker_slices(file.size);
-  const read = async () => new Uint8Array(await file.slice(0, firstEnd).arrayBuffer());
   progress(`Reading ${file.name}`, READ_SHARE);
   mark(timeline, "loader: reading its slice");
-  // No reference to the slice is kept here: it can go while this worker waits for the second.
-  const pending = worker_load_first_slice(source.name, await read(), file.size, options, spec, report);
+  const bytes = await wasmBytesOf(file, 0, firstEnd);
+  mark(timeline, "loader: slice read");
+  // The wasm takes the bytes (and frees them once the rows are read).
+  const pending = worker_load_first_slice(source.name, bytes, file.size, options, spec, report);
   if (!pending) return null;
   mark(timeline, "loader: first half parsed");
   const part = await second.part;

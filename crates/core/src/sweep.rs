@@ -1112,11 +1112,13 @@ fn lint_point(p: &SweepPoint, info: &PointInfo, report: &Report, spec: &Spec, ou
         ));
     }
     // Fixed lengths.
-    let same = |column: &[f64], rows: &mut dyn Iterator<Item = usize>| -> Option<(f64, u64)> {
+    let same = |column: &dyn Fn(usize) -> Option<f64>,
+                rows: &mut dyn Iterator<Item = usize>|
+     -> Option<(f64, u64)> {
         let mut first = None;
         let mut n = 0u64;
         for row in rows {
-            let Some(v) = column.get(row).copied().filter(|v| !v.is_nan()) else {
+            let Some(v) = column(row) else {
                 continue;
             };
             match first {
@@ -1129,9 +1131,9 @@ fn lint_point(p: &SweepPoint, info: &PointInfo, report: &Report, spec: &Spec, ou
         first.filter(|_| n >= 2).map(|f| (f, n))
     };
     let t = &p.table;
-    let input = same(&t.input_tokens, &mut (0..t.len()));
+    let input = same(&|r| t.input_tokens(r), &mut (0..t.len()));
     let output = same(
-        &t.output_tokens,
+        &|r| t.output_tokens(r),
         &mut (0..t.len()).filter(|&r| t.status.get(r) == Some(&Status::Ok)),
     );
     let fixed = match (input, output) {

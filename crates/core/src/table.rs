@@ -2,8 +2,9 @@
 //!
 //! Columns are plain vectors (struct of arrays) so that evaluating a million requests is a few
 //! linear passes over `f64` slices. A numeric cell that the log did not have is `f64::NAN`;
-//! parsers reject NaN in input, so NaN here always means "absent". Read cells through the
-//! accessors ([`RequestTable::ttft_ms`] and friends), which turn NaN into `None`.
+//! parsers reject NaN in input, so NaN here always means "absent". Token counts are `u32`
+//! ([`NO_COUNT`] where absent), half the memory of an `f64` column. Read cells through the
+//! accessors ([`RequestTable::ttft_ms`] and friends), which turn both marks into `None`.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -300,27 +301,39 @@ impl Gaps {
 /// Appends `value` to a value column of a table of `rows` rows, keeping the column empty
 /// while no request has a value (see [`RequestTable`]).
 #[cfg_attr(target_arch = "wasm32", inline(always))]
-fn push_value(column: &mut Vec<f64>, rows: usize, value: Option<f64>) {
+fn push_value<T: Copy>(column: &mut Vec<T>, rows: usize, value: Option<T>, absent: T) {
     match value {
         Some(v) => {
             if column.len() < rows {
-                column.resize(rows, f64::NAN);
+                column.resize(rows, absent);
             }
             column.push(v);
         }
-        None if !column.is_empty() => column.push(f64::NAN),
+        None if !column.is_empty() => column.push(absent),
         None => {}
     }
 }
 
 /// Appends the value column `theirs` of `added` rows to `mine`, of a table of `rows` rows.
-fn append_values(mine: &mut Vec<f64>, rows: usize, theirs: Vec<f64>, added: usize) {
+fn append_values<T: Copy>(mine: &mut Vec<T>, rows: usize, theirs: Vec<T>, added: usize, absent: T) {
     if !theirs.is_empty() {
-        mine.resize(rows, f64::NAN);
+        mine.resize(rows, absent);
         mine.extend(theirs);
     } else if !mine.is_empty() {
-        mine.resize(rows + added, f64::NAN);
+        mine.resize(rows + added, absent);
     }
+}
+
+/// The mark of an absent count in a count column (`input_tokens`, `output_tokens`).
+pub const NO_COUNT: u32 = u32::MAX;
+
+/// The largest token count a table holds: every count below [`NO_COUNT`]. Ingest refuses
+/// larger ones (`ingest::fields::token_count`).
+pub const MAX_COUNT: u32 = NO_COUNT - 1;
+
+/// `value` as a count, when it is one the table can hold: whole, from 0 to [`MAX_COUNT`].
+pub fn count_of(value: f64) -> Option<u32> {
+    (value >= 0.0 && value.fract() == 0.0 && value <= f64::from(MAX_COUNT)).then_some(value as u32)
 }
 
 /// One row as a parser hands it over, before it is appended to the table.
@@ -342,7 +355,7 @@ pub struct Row {
 }
 
 /// Parsed requests, column by column. `source`, `line`, `status` and the label columns have
-/// `len()` entries. A value column (`input_tokens` … `end_s`, NaN where a request has no value)
+/// `len()` entries. A value column (`input_tokens` … `end_s`, NaN or [`NO_COUNT`] where a request has no value)
 /// is either `len()` long or empty, when no request has a value in it: a log without queue times
 /// or timestamps (most) then carries no million NaNs through parsing, copies and transfers. Read
 /// values through the accessors ([`RequestTable::ttft_ms`] …), which give `None` either way.
@@ -362,10 +375,11 @@ pub struct RequestTable {
     pub status: Vec<Status>,
     /// Error texts, sparse: (row, message), rows ascending.
     pub errors: Vec<(usize, String)>,
-    #[serde(with = "nan_as_null")]
-    pub input_tokens: Vec<f64>,
-    #[serde(with = "nan_as_null")]
-    pub output_tokens: Vec<f64>,
+    /// Token counts, [`NO_COUNT`] where a request has none: 4 bytes a request, not 8.
+    #[serde(with = "counts_as_numbers")]
+    pub input_tokens: Vec<u32>,
+    #[serde(with = "counts_as_numbers")]
+    pub output_tokens: Vec<u32>,
     #[serde(with = "nan_as_null")]
     pub ttft_ms: Vec<f64>,
     #[serde(with = "nan_as_null")]
@@ -395,6 +409,38 @@ mod nan_as_null {
     }
 }
 
+/// Count columns travel as numbers, `null` where absent, as they did when they were `f64`
+/// columns: reports saved before then read the same.
+mod counts_as_numbers {
+    use super::{count_of, NO_COUNT};
+    use serde::{de::Error, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(column: &[u32], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(column.iter().map(|&c| (c != NO_COUNT).then_some(c)))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
+        let cells: Vec<Option<f64>> = Vec::deserialize(d)?;
+        cells
+            .into_iter()
+            .map(|c| match c {
+                None => Ok(NO_COUNT),
+                Some(v) => {
+                    count_of(v).ok_or_else(|| D::Error::custom(format!("{v} is not a token count")))
+                }
+            })
+            .collect()
+    }
+}
+
+fn count(column: &[u32], row: usize) -> Option<f64> {
+    column
+        .get(row)
+        .copied()
+        .filter(|&c| c != NO_COUNT)
+        .map(f64::from)
+}
+
 fn cell(column: &[f64], row: usize) -> Option<f64> {
     column.get(row).copied().filter(|v| !v.is_nan())
 }
@@ -418,10 +464,10 @@ impl RequestTable {
         cell(&self.queue_ms, row)
     }
     pub fn input_tokens(&self, row: usize) -> Option<f64> {
-        cell(&self.input_tokens, row)
+        count(&self.input_tokens, row)
     }
     pub fn output_tokens(&self, row: usize) -> Option<f64> {
-        cell(&self.output_tokens, row)
+        count(&self.output_tokens, row)
     }
     pub fn start_s(&self, row: usize) -> Option<f64> {
         cell(&self.start_s, row)
@@ -506,9 +552,9 @@ impl RequestTable {
         self.source.reserve(additional);
         self.line.reserve(additional);
         self.status.reserve(additional);
+        self.input_tokens.reserve(additional);
+        self.output_tokens.reserve(additional);
         for column in [
-            &mut self.input_tokens,
-            &mut self.output_tokens,
             &mut self.ttft_ms,
             &mut self.e2e_ms,
             &mut self.queue_ms,
@@ -545,13 +591,15 @@ impl RequestTable {
         if let Some(e) = row.error.filter(|e| !e.is_empty()) {
             self.errors.push((index, e));
         }
-        push_value(&mut self.input_tokens, index, row.input_tokens);
-        push_value(&mut self.output_tokens, index, row.output_tokens);
-        push_value(&mut self.ttft_ms, index, row.ttft_ms);
-        push_value(&mut self.e2e_ms, index, row.e2e_ms);
-        push_value(&mut self.queue_ms, index, row.queue_ms);
-        push_value(&mut self.start_s, index, row.start_s);
-        push_value(&mut self.end_s, index, row.end_s);
+        // A count the table cannot hold is absent: ingest refuses such counts with a message.
+        let counts = [row.input_tokens, row.output_tokens].map(|c| c.and_then(count_of));
+        push_value(&mut self.input_tokens, index, counts[0], NO_COUNT);
+        push_value(&mut self.output_tokens, index, counts[1], NO_COUNT);
+        push_value(&mut self.ttft_ms, index, row.ttft_ms, f64::NAN);
+        push_value(&mut self.e2e_ms, index, row.e2e_ms, f64::NAN);
+        push_value(&mut self.queue_ms, index, row.queue_ms, f64::NAN);
+        push_value(&mut self.start_s, index, row.start_s, f64::NAN);
+        push_value(&mut self.end_s, index, row.end_s, f64::NAN);
         self.itl.push(index, row.itl_ms);
         // Every label column gets a cell for this row, empty unless the row names it.
         for (name, _) in &row.labels {
@@ -606,16 +654,28 @@ impl RequestTable {
         self.status.extend(other.status);
         self.errors
             .extend(other.errors.into_iter().map(|(r, e)| (r + base, e)));
+        append_values(
+            &mut self.input_tokens,
+            base,
+            other.input_tokens,
+            added,
+            NO_COUNT,
+        );
+        append_values(
+            &mut self.output_tokens,
+            base,
+            other.output_tokens,
+            added,
+            NO_COUNT,
+        );
         for (mine, theirs) in [
-            (&mut self.input_tokens, other.input_tokens),
-            (&mut self.output_tokens, other.output_tokens),
             (&mut self.ttft_ms, other.ttft_ms),
             (&mut self.e2e_ms, other.e2e_ms),
             (&mut self.queue_ms, other.queue_ms),
             (&mut self.start_s, other.start_s),
             (&mut self.end_s, other.end_s),
         ] {
-            append_values(mine, base, theirs, added);
+            append_values(mine, base, theirs, added, f64::NAN);
         }
         self.itl.append(base, other.itl, added);
         let mut theirs = other.labels;
@@ -638,6 +698,51 @@ impl RequestTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Token counts were `f64` columns, and saved reports carry the table: counts written as
+    /// `512.0` (or `null`) still read, the JSON written now is the same numbers, and a value
+    /// that is no count is refused, not changed.
+    #[test]
+    fn count_columns_read_and_write_the_json_of_number_columns() {
+        let mut t = RequestTable::default();
+        t.push(
+            Row {
+                input_tokens: Some(512.0),
+                output_tokens: Some(0.0),
+                ..Row::default()
+            },
+            0,
+            2,
+            "a.csv",
+        );
+        t.push(
+            Row {
+                output_tokens: Some(1.0),
+                ..Row::default()
+            },
+            0,
+            3,
+            "a.csv",
+        );
+        let json = serde_json::to_value(&t).expect("a table serialises");
+        assert_eq!(json["input_tokens"], serde_json::json!([512, null]));
+        assert_eq!(json["output_tokens"], serde_json::json!([0, 1]));
+        let mut old = json.clone();
+        old["input_tokens"] = serde_json::json!([512.0, null]);
+        let back: RequestTable = serde_json::from_value(old).expect("an older table reads");
+        assert_eq!(back, t);
+        assert_eq!(
+            (back.input_tokens(0), back.input_tokens(1)),
+            (Some(512.0), None)
+        );
+        let mut bad = json;
+        bad["output_tokens"] = serde_json::json!([0, 1.5]);
+        let err = serde_json::from_value::<RequestTable>(bad).expect_err("1.5 is no count");
+        assert!(
+            err.to_string().contains("1.5 is not a token count"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn push_cell_gives_the_codes_of_push_indexed_on_the_text() {

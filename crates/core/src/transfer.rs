@@ -456,7 +456,7 @@ impl Parts {
 }
 
 /// Version 2: the large columns travel apart from the header (version 1 held them inline).
-const MAGIC: &[u8] = b"SLO-WORKBENCH-BATCH-2\n";
+const MAGIC: &[u8] = b"SLO-WORKBENCH-BATCH-3\n";
 
 /// How a column is stored: one value for all (or all absent), first + row, apart (in
 /// [`Parts::columns`]), or every value in the header (gap offsets only: few, and neither f64
@@ -510,15 +510,9 @@ fn write_table(w: &mut Writer, t: RequestTable) {
         w.u64(*row as u64);
         w.str(message);
     }
-    for column in [
-        input_tokens,
-        output_tokens,
-        ttft_ms,
-        e2e_ms,
-        queue_ms,
-        start_s,
-        end_s,
-    ] {
+    w.u32s(input_tokens);
+    w.u32s(output_tokens);
+    for column in [ttft_ms, e2e_ms, queue_ms, start_s, end_s] {
         w.f64s(column);
     }
     w.usizes(&itl.offsets);
@@ -558,8 +552,8 @@ fn read_table(r: &mut Reader) -> Result<RequestTable, String> {
     for _ in 0..r.count(16)? {
         t.errors.push((r.usize()?, r.string()?));
     }
-    t.input_tokens = r.f64s()?;
-    t.output_tokens = r.f64s()?;
+    t.input_tokens = r.u32s()?;
+    t.output_tokens = r.u32s()?;
     t.ttft_ms = r.f64s()?;
     t.e2e_ms = r.f64s()?;
     t.queue_ms = r.f64s()?;

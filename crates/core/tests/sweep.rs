@@ -642,14 +642,14 @@ fn lint_fixed_lengths() {
         // Two failed requests, whose output length (none) must not matter.
         let mut p = point(2.0, 100, 0, 2);
         if let Some(i) = input {
-            p.table.input_tokens.iter_mut().for_each(|x| *x = i);
+            p.table.input_tokens.iter_mut().for_each(|x| *x = i as u32);
         }
         if let Some(o) = output {
             p.table
                 .output_tokens
                 .iter_mut()
                 .skip(2)
-                .for_each(|x| *x = o);
+                .for_each(|x| *x = o as u32);
         }
         let r = sweep(&[p], &spec());
         match want {

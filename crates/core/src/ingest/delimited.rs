@@ -1080,6 +1080,27 @@ mod tests {
         assert!(msgs[5].contains("NaN"));
     }
 
+    /// The table holds counts in 4 bytes: the largest it holds is read, one past it is a bad
+    /// row (as plain digits and as a decimal), and the rows around it are kept.
+    #[test]
+    fn a_token_count_past_what_the_table_holds_is_a_located_bad_row() {
+        let l = load("ttft_ms,e2e_ms,input_tokens,output_tokens\n100,200,4294967294,3\n100,200,4294967295,3\n100,200,7,4294967295.0\n100,200,,0\n");
+        assert_eq!(l.table.len(), 2);
+        assert_eq!(l.table.input_tokens(0), Some(4_294_967_294.0));
+        assert_eq!(
+            (l.table.input_tokens(1), l.table.output_tokens(1)),
+            (None, Some(0.0))
+        );
+        let msgs: Vec<String> = l.errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(
+            msgs,
+            [
+                "t.csv:3:3: column \"input_tokens\": 4294967295 tokens is more than any request holds (at most 4294967294 are read)",
+                "t.csv:4:4: column \"output_tokens\": 4294967295 tokens is more than any request holds (at most 4294967294 are read)",
+            ]
+        );
+    }
+
     #[test]
     fn whole_file_problems() {
         check_error("", "empty");

@@ -455,12 +455,18 @@ pub fn duration_ms(value: f64, unit: TimeUnit) -> Result<f64, String> {
     Ok(ms)
 }
 
-/// A token count: a whole, non-negative number.
+/// A token count: a whole, non-negative number, at most `table::MAX_COUNT` (4,294,967,294:
+/// far past any model's context, and what the table's 4-byte count columns hold).
 pub fn token_count(value: f64) -> Result<f64, String> {
     if value < 0.0 {
         Err(format!("{value} is negative: a token count cannot be"))
     } else if value.fract() != 0.0 {
         Err(format!("{value} is not a whole number of tokens"))
+    } else if value > f64::from(crate::table::MAX_COUNT) {
+        Err(format!(
+            "{value} tokens is more than any request holds (at most {} are read)",
+            crate::table::MAX_COUNT
+        ))
     } else {
         Ok(value)
     }
@@ -672,7 +678,7 @@ fn cell_duration(cell: &[u8], unit: TimeUnit) -> Result<Option<f64>, String> {
 /// count, which `token_count` would accept unchanged.
 #[cfg_attr(target_arch = "wasm32", inline(always))]
 fn cell_count(cell: &[u8]) -> Result<Option<f64>, String> {
-    if let Some(v) = plain_digits(cell) {
+    if let Some(v) = plain_digits(cell).filter(|&v| v <= u64::from(crate::table::MAX_COUNT)) {
         return Ok(Some(v as f64));
     }
     match cell_number(cell)? {
@@ -828,6 +834,10 @@ mod tests {
         assert!(number("NaN").unwrap_err().contains("NaN"));
         assert!(number("inf").unwrap_err().contains("infinite"));
         assert!(token_count(1.5).unwrap_err().contains("whole"));
+        assert_eq!(token_count(4_294_967_294.0), Ok(4_294_967_294.0));
+        assert!(token_count(4_294_967_295.0)
+            .unwrap_err()
+            .contains("at most 4294967294"));
         assert!(duration_ms(-1.0, TimeUnit::Ms)
             .unwrap_err()
             .contains("negative"));

@@ -367,9 +367,11 @@ fn read_event(obj: &Map<String, Value>, chunk: &mut Chunk) {
         chunk.error = Some(json::short_error(&message));
     }
     if let Some(usage) = obj.get("usage").and_then(Value::as_object) {
-        chunk.completion_tokens =
-            json::f64_of(usage, "completion_tokens").or(chunk.completion_tokens);
-        chunk.prompt_tokens = json::f64_of(usage, "prompt_tokens").or(chunk.prompt_tokens);
+        // A usage count that is not a token count is passed over, as anything else that is
+        // not a number here is.
+        let tokens = |key| json::f64_of(usage, key).filter(|&v| fields::token_count(v).is_ok());
+        chunk.completion_tokens = tokens("completion_tokens").or(chunk.completion_tokens);
+        chunk.prompt_tokens = tokens("prompt_tokens").or(chunk.prompt_tokens);
     }
     if let Some(m) = json::str_of(obj, "model") {
         chunk.model = Some(m.to_string());
