@@ -45,6 +45,20 @@ pub fn tpot_ms(
     (n > 1.0).then(|| (e - t) / (n - 1.0))
 }
 
+/// [`tpot_ms`] of every request, NaN where it is undefined or unknown: `Prepared::tpot_ms`.
+pub fn tpot_column(table: &RequestTable) -> Vec<f64> {
+    let mut tpot = vec![f64::NAN; table.len()];
+    parallel::fill(&mut tpot, |row| {
+        tpot_ms(
+            table.ttft_ms(row),
+            table.e2e_ms(row),
+            table.output_tokens(row),
+        )
+        .unwrap_or(f64::NAN)
+    });
+    tpot
+}
+
 /// A class × bucket cell. `bucket` is `None` for requests of unknown input length when the spec
 /// has bucket edges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -195,15 +209,7 @@ fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool) -> Prepared 
         }
     }
 
-    let mut tpot = vec![f64::NAN; n];
-    parallel::fill(&mut tpot, |row| {
-        tpot_ms(
-            table.ttft_ms(row),
-            table.e2e_ms(row),
-            table.output_tokens(row),
-        )
-        .unwrap_or(f64::NAN)
-    });
+    let tpot = tpot_column(table);
     // Without gaps in the log, both per-request gap figures are absent for every request.
     let (itl_stat, max_gap) = if table.has_itl() {
         per_request_gaps(table, spec)

@@ -324,6 +324,160 @@ fn append_values<T: Copy>(mine: &mut Vec<T>, rows: usize, theirs: Vec<T>, added:
     }
 }
 
+/// A column of one `u32` per row held as runs: a run is its first row and that row's value,
+/// and each later row of the run holds the value before it plus `STEP`. The table's `source`
+/// (`STEP` 0: rows of one file) and `line` (`STEP` 1: the next line) are such columns: a log
+/// read top to bottom is one run per file, and one per stretch of lines between blank or bad
+/// lines, a few numbers where plain columns took 8 bytes a request. (A run per row, in a log
+/// whose every other line is bad, takes 16.) Runs are kept canonical (none continues the one
+/// before it), so two columns of the same values are equal.
+///
+/// # Example
+/// ```
+/// use slo_core::table::Runs;
+/// let lines: Runs<1> = [2, 3, 4, 7, 8].into_iter().collect();
+/// assert_eq!((lines.len(), lines.runs().len()), (5, 2));
+/// assert_eq!((lines.get(2), lines.get(3), lines.get(5)), (Some(4), Some(7), None));
+/// assert_eq!(lines.iter().collect::<Vec<_>>(), [2, 3, 4, 7, 8]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Runs<const STEP: u32> {
+    /// (first row, its value), rows ascending from 0.
+    runs: Vec<(usize, u32)>,
+    len: usize,
+}
+
+impl<const STEP: u32> Runs<STEP> {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The runs: (first row, its value), rows ascending.
+    pub fn runs(&self) -> &[(usize, u32)] {
+        &self.runs
+    }
+
+    /// The value of row `row` of the run that starts at `start` with `value` (never past
+    /// `u32::MAX`: a run holds only values that `push` gave it).
+    fn value_in(start: usize, value: u32, row: usize) -> u32 {
+        let v = u64::from(value) + u64::from(STEP) * (row - start) as u64;
+        u32::try_from(v).unwrap_or(u32::MAX)
+    }
+
+    /// The value a next row would hold to continue the last run.
+    fn next_value(&self) -> Option<u64> {
+        let &(start, value) = self.runs.last()?;
+        Some(u64::from(value) + u64::from(STEP) * (self.len - start) as u64)
+    }
+
+    pub fn push(&mut self, value: u32) {
+        if self.next_value() != Some(u64::from(value)) {
+            self.runs.push((self.len, value));
+        }
+        self.len += 1;
+    }
+
+    pub fn get(&self, row: usize) -> Option<u32> {
+        if row >= self.len {
+            return None;
+        }
+        let k = self.runs.partition_point(|&(start, _)| start <= row);
+        let &(start, value) = self.runs.get(k.checked_sub(1)?)?;
+        Some(Self::value_in(start, value, row))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.runs
+            .iter()
+            .enumerate()
+            .flat_map(move |(k, &(start, value))| {
+                let end = self.runs.get(k + 1).map_or(self.len, |&(next, _)| next);
+                (start..end).map(move |row| Self::value_in(start, value, row))
+            })
+    }
+
+    /// The largest value (0 when empty).
+    fn max(&self) -> u64 {
+        (0..self.runs.len())
+            .filter_map(|k| {
+                let &(start, value) = self.runs.get(k)?;
+                let end = self.runs.get(k + 1).map_or(self.len, |&(next, _)| next);
+                Some(u64::from(value) + u64::from(STEP) * (end - start).saturating_sub(1) as u64)
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Appends `other`'s rows, each value plus `add` (at most `u32::MAX`).
+    pub fn append(&mut self, other: &Runs<STEP>, add: u64) {
+        if other.max() + add <= u64::from(u32::MAX) {
+            for (k, &(start, value)) in other.runs.iter().enumerate() {
+                let end = other.runs.get(k + 1).map_or(other.len, |&(next, _)| next);
+                let value = (u64::from(value) + add) as u32;
+                // The first row goes through `push`, which joins it to a run it continues.
+                self.push(value);
+                self.len += end - start - 1;
+            }
+        } else {
+            for v in other.iter() {
+                self.push(u32::try_from(u64::from(v) + add).unwrap_or(u32::MAX));
+            }
+        }
+    }
+
+    /// Every value plus `by` (at most `u32::MAX`).
+    pub fn shift(&mut self, by: u64) {
+        let old = std::mem::take(self);
+        self.append(&old, by);
+    }
+
+    /// The column of `len` rows with these runs; `None` unless they are what `push` makes
+    /// (rows ascending from 0 and below `len`, none continuing the one before, no run past
+    /// `u32::MAX`): for a batch read back from another thread.
+    pub fn from_runs(runs: Vec<(usize, u32)>, len: usize) -> Option<Runs<STEP>> {
+        let mut column = Runs::default();
+        for (k, &(start, value)) in runs.iter().enumerate() {
+            let end = runs.get(k + 1).map_or(len, |&(next, _)| next);
+            if start != column.len || end <= start {
+                return None;
+            }
+            column.push(value);
+            if column.runs.len() != k + 1 {
+                return None;
+            }
+            column.len = end;
+        }
+        (column.len == len && column.max() <= u64::from(u32::MAX)).then_some(column)
+    }
+}
+
+impl<const STEP: u32> FromIterator<u32> for Runs<STEP> {
+    fn from_iter<I: IntoIterator<Item = u32>>(values: I) -> Self {
+        let mut column = Runs::default();
+        for v in values {
+            column.push(v);
+        }
+        column
+    }
+}
+
+/// A run column travels as its values, one per row, as the plain column it replaced did.
+impl<const STEP: u32> Serialize for Runs<STEP> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
+impl<'de, const STEP: u32> Deserialize<'de> for Runs<STEP> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Vec::<u32>::deserialize(d)?.into_iter().collect())
+    }
+}
+
 /// The mark of an absent count in a count column (`input_tokens`, `output_tokens`).
 pub const NO_COUNT: u32 = u32::MAX;
 
@@ -369,9 +523,9 @@ pub struct RequestTable {
     /// Name of each source (file) by `source` index, once a row from it was added.
     pub source_names: Vec<Option<String>>,
     /// Index into the list of sources (files) the request came from.
-    pub source: Vec<u32>,
+    pub source: Runs<0>,
     /// 1-based line (or record number in a JSON array) in its source.
-    pub line: Vec<u32>,
+    pub line: Runs<1>,
     pub status: Vec<Status>,
     /// Error texts, sparse: (row, message), rows ascending.
     pub errors: Vec<(usize, String)>,
@@ -493,7 +647,7 @@ impl RequestTable {
             }
         }
         match (self.source.get(row), self.line.get(row)) {
-            (Some(&source), Some(line)) => {
+            (Some(source), Some(line)) => {
                 let name = self
                     .source_names
                     .get(source as usize)
@@ -549,8 +703,6 @@ impl RequestTable {
     /// Makes room for `additional` more rows in every column, so that a parser that can count
     /// its rows fills a million-row table without copying columns as they grow.
     pub fn reserve(&mut self, additional: usize) {
-        self.source.reserve(additional);
-        self.line.reserve(additional);
         self.status.reserve(additional);
         self.input_tokens.reserve(additional);
         self.output_tokens.reserve(additional);
@@ -637,7 +789,7 @@ impl RequestTable {
                 match explicit.next_if(|(r, _)| *r == row) {
                     Some((_, id)) => self.ids.push((base + row, id.clone())),
                     None => {
-                        let s = other.source.get(row).copied().unwrap_or(0) as usize;
+                        let s = other.source.get(row).unwrap_or(0) as usize;
                         if renamed.get(s).copied().unwrap_or(false) {
                             self.ids.push((base + row, other.id(row).into_owned()));
                         }
@@ -648,9 +800,8 @@ impl RequestTable {
             self.ids
                 .extend(other.ids.into_iter().map(|(r, id)| (r + base, id)));
         }
-        self.source
-            .extend(other.source.iter().map(|s| s + source_offset));
-        self.line.extend(other.line);
+        self.source.append(&other.source, u64::from(source_offset));
+        self.line.append(&other.line, 0);
         self.status.extend(other.status);
         self.errors
             .extend(other.errors.into_iter().map(|(r, e)| (r + base, e)));
@@ -698,6 +849,75 @@ impl RequestTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Run columns against plain vectors of the same values: `get`, `iter`, `append` (with an
+    /// offset, and past `u32::MAX`, where values stop there), `shift`, and `from_runs`, which
+    /// takes what `push` made and refuses anything else; equal values, equal columns, however
+    /// they were put together.
+    #[test]
+    fn run_columns_hold_what_plain_columns_hold() {
+        fn check<const STEP: u32>(next: &mut impl FnMut() -> u64) {
+            for case in 0..300 {
+                let mut values: Vec<u32> = Vec::new();
+                let near_top = case % 7 == 0;
+                let mut v: u32 = if near_top {
+                    u32::MAX - 40
+                } else {
+                    (next() % 50) as u32
+                };
+                for _ in 0..next() % 60 {
+                    v = match next() % 4 {
+                        0 => (next() % 100) as u32,
+                        _ => v.saturating_add(STEP),
+                    };
+                    values.push(v);
+                }
+                let cut = (next() as usize) % (values.len() + 1);
+                let add = [0, 1, 3, 30][(next() % 4) as usize];
+                let whole: Runs<STEP> = values.iter().copied().collect();
+                let (left, right) = values.split_at(cut);
+                let mut joined: Runs<STEP> = left.iter().copied().collect();
+                let mut shifted: Runs<STEP> = right.iter().copied().collect();
+                shifted.shift(add);
+                joined.append(&right.iter().copied().collect(), add);
+                let sum = |v: u32| u32::try_from(u64::from(v) + add).unwrap_or(u32::MAX);
+                let want: Vec<u32> = left
+                    .iter()
+                    .copied()
+                    .chain(right.iter().map(|&v| sum(v)))
+                    .collect();
+                assert_eq!(joined.iter().collect::<Vec<_>>(), want, "case {case}");
+                assert_eq!(
+                    joined,
+                    want.iter().copied().collect::<Runs<STEP>>(),
+                    "case {case}"
+                );
+                assert_eq!(
+                    shifted.iter().collect::<Vec<_>>(),
+                    right.iter().map(|&v| sum(v)).collect::<Vec<_>>()
+                );
+                assert_eq!(whole.len(), values.len());
+                for (row, &v) in values.iter().enumerate() {
+                    assert_eq!(whole.get(row), Some(v), "case {case} row {row}");
+                }
+                assert_eq!(whole.get(values.len()), None);
+                let back = Runs::<STEP>::from_runs(whole.runs().to_vec(), whole.len());
+                assert_eq!(back.as_ref(), Some(&whole), "case {case}");
+                if let [.., (last, _)] = whole.runs() {
+                    assert_eq!(Runs::<STEP>::from_runs(whole.runs().to_vec(), *last), None);
+                }
+            }
+        }
+        let mut next = crate::testing::sequence(0x0bad_5eed_1234_5678);
+        check::<0>(&mut next);
+        check::<1>(&mut next);
+        // Not what `push` makes: a run that continues the one before, rows out of order, a run
+        // past u32::MAX.
+        assert_eq!(Runs::<1>::from_runs(vec![(0, 5), (2, 7)], 4), None);
+        assert_eq!(Runs::<1>::from_runs(vec![(0, 5), (0, 9)], 4), None);
+        assert_eq!(Runs::<1>::from_runs(vec![(0, u32::MAX - 1)], 3), None);
+        assert!(Runs::<1>::from_runs(vec![(0, 5), (2, 9)], 4).is_some());
+    }
 
     /// Token counts were `f64` columns, and saved reports carry the table: counts written as
     /// `512.0` (or `null`) still read, the JSON written now is the same numbers, and a value
@@ -879,7 +1099,7 @@ mod tests {
         b.push(row(3.0, "batch"), 0, 3, "b");
         a.append(b, 1);
         assert_eq!(a.len(), 3);
-        assert_eq!(a.source, vec![0, 1, 1]);
+        assert_eq!(a.source.iter().collect::<Vec<_>>(), [0, 1, 1]);
         assert_eq!(a.error(1), Some("x"));
         assert_eq!(a.itl.of(2), &[1.0, 2.0]);
         let class = a.label("class").expect("class column");

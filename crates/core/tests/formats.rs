@@ -566,7 +566,7 @@ fn aiperf_records_map_to_rows() {
         "cancel wait",
     );
     assert_eq!(t.output_tokens(4), Some(1.0));
-    assert_eq!(t.line, vec![1, 2, 3, 4, 5]);
+    assert_eq!(t.line.iter().collect::<Vec<_>>(), [1, 2, 3, 4, 5]);
 }
 
 #[test]
@@ -784,7 +784,7 @@ fn llmperf_individual_responses() {
         t.error(2)
     );
     assert_eq!(t.output_tokens(3), Some(1.0));
-    assert_eq!(t.line, vec![1, 2, 3, 4]);
+    assert_eq!(t.line.iter().collect::<Vec<_>>(), [1, 2, 3, 4]);
 }
 
 #[test]

@@ -168,9 +168,7 @@ impl Part {
     /// Adds `by` to the line of every row and of every bad row (a line past `u32::MAX` in the
     /// table stays there, as the readers leave it).
     pub fn shift_lines(&mut self, by: u64) {
-        for line in &mut self.table.line {
-            *line = u32::try_from(u64::from(*line) + by).unwrap_or(u32::MAX);
-        }
+        self.table.line.shift(by);
         for error in &mut self.errors {
             if let Some(line) = &mut error.at.line {
                 *line += by;
