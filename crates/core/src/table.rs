@@ -509,10 +509,11 @@ pub struct Row {
 }
 
 /// Parsed requests, column by column. `source`, `line`, `status` and the label columns have
-/// `len()` entries. A value column (`input_tokens` … `end_s`, NaN or [`NO_COUNT`] where a request has no value)
-/// is either `len()` long or empty, when no request has a value in it: a log without queue times
-/// or timestamps (most) then carries no million NaNs through parsing, copies and transfers. Read
-/// values through the accessors ([`RequestTable::ttft_ms`] …), which give `None` either way.
+/// `len()` entries. A value column (`input_tokens` … `end_s`, NaN or [`NO_COUNT`] where a
+/// request has no value) is either `len()` long or empty, when no request has a value in it: a
+/// log without queue times or timestamps (most) then carries no million NaNs through parsing,
+/// copies and transfers. Read values through the accessors ([`RequestTable::ttft_ms`] …),
+/// which give `None` either way.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestTable {
     /// Request ids the log gave, sparse: (row, id), rows ascending. Read ids through
@@ -961,6 +962,31 @@ mod tests {
         assert!(
             err.to_string().contains("1.5 is not a token count"),
             "{err}"
+        );
+        let counts = [
+            0.0,
+            -0.0,
+            7.0,
+            4_294_967_294.0,
+            4_294_967_295.0,
+            0.5,
+            -1.0,
+            f64::NAN,
+            f64::INFINITY,
+        ];
+        assert_eq!(
+            counts.map(count_of),
+            [
+                Some(0),
+                Some(0),
+                Some(7),
+                Some(MAX_COUNT),
+                None,
+                None,
+                None,
+                None,
+                None
+            ]
         );
     }
 
