@@ -368,10 +368,12 @@ impl<const STEP: u32> Runs<STEP> {
         u32::try_from(v).unwrap_or(u32::MAX)
     }
 
-    /// The value a next row would hold to continue the last run.
+    /// The value a next row would hold to continue the last run. (Saturating: a damaged
+    /// batch can claim a length near `usize::MAX`; such a value is past `u32::MAX` anyway.)
     fn next_value(&self) -> Option<u64> {
         let &(start, value) = self.runs.last()?;
-        Some(u64::from(value) + u64::from(STEP) * (self.len - start) as u64)
+        let rows = self.len.saturating_sub(start) as u64;
+        Some(u64::from(value).saturating_add(u64::from(STEP).saturating_mul(rows)))
     }
 
     pub fn push(&mut self, value: u32) {
@@ -406,7 +408,8 @@ impl<const STEP: u32> Runs<STEP> {
             .filter_map(|k| {
                 let &(start, value) = self.runs.get(k)?;
                 let end = self.runs.get(k + 1).map_or(self.len, |&(next, _)| next);
-                Some(u64::from(value) + u64::from(STEP) * (end - start).saturating_sub(1) as u64)
+                let rows = end.saturating_sub(start).saturating_sub(1) as u64;
+                Some(u64::from(value).saturating_add(u64::from(STEP).saturating_mul(rows)))
             })
             .max()
             .unwrap_or(0)
@@ -567,19 +570,24 @@ mod nan_as_null {
 /// Count columns travel as numbers, `null` where absent, as they did when they were `f64`
 /// columns: reports saved before then read the same.
 mod counts_as_numbers {
-    use super::{count_of, NO_COUNT};
+    use super::{count_of, MAX_COUNT, NO_COUNT};
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
 
     pub fn serialize<S: Serializer>(column: &[u32], s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(column.iter().map(|&c| (c != NO_COUNT).then_some(c)))
     }
 
+    /// A whole count past [`MAX_COUNT`], which reports saved before counts took 4 bytes could
+    /// hold, reads as `MAX_COUNT`: the report still opens, the request stays in the same
+    /// input-length bucket (every edge is far below) and still has more than one output token;
+    /// only a TPOT made of such a count moves, in digits far past any target.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u32>, D::Error> {
         let cells: Vec<Option<f64>> = Vec::deserialize(d)?;
         cells
             .into_iter()
             .map(|c| match c {
                 None => Ok(NO_COUNT),
+                Some(v) if v > f64::from(MAX_COUNT) && v.fract() == 0.0 => Ok(MAX_COUNT),
                 Some(v) => {
                     count_of(v).ok_or_else(|| D::Error::custom(format!("{v} is not a token count")))
                 }
@@ -918,6 +926,14 @@ mod tests {
         assert_eq!(Runs::<1>::from_runs(vec![(0, 5), (0, 9)], 4), None);
         assert_eq!(Runs::<1>::from_runs(vec![(0, u32::MAX - 1)], 3), None);
         assert!(Runs::<1>::from_runs(vec![(0, 5), (2, 9)], 4).is_some());
+        // Lengths a damaged batch can claim: refused, without an overflow (found in review:
+        // a debug build panicked, a release build took the first).
+        assert_eq!(Runs::<1>::from_runs(vec![(0, 7)], usize::MAX), None);
+        assert_eq!(
+            Runs::<1>::from_runs(vec![(0, 5), (usize::MAX - 1, 7)], usize::MAX),
+            None
+        );
+        assert!(Runs::<0>::from_runs(vec![(0, 7)], usize::MAX).is_some());
     }
 
     /// Token counts were `f64` columns, and saved reports carry the table: counts written as
@@ -963,6 +979,12 @@ mod tests {
             err.to_string().contains("1.5 is not a token count"),
             "{err}"
         );
+        // Reports saved before counts took 4 bytes could hold larger counts: they open, the
+        // count read as the largest a table holds (found in review: such reports were refused).
+        let mut older = serde_json::to_value(&t).expect("a table serialises");
+        older["input_tokens"] = serde_json::json!([5_000_000_000.0, null]);
+        let back: RequestTable = serde_json::from_value(older).expect("an older table reads");
+        assert_eq!(back.input_tokens(0), Some(f64::from(MAX_COUNT)));
         let counts = [
             0.0,
             -0.0,
