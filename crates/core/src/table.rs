@@ -392,24 +392,29 @@ impl<const STEP: u32> Runs<STEP> {
         Some(Self::value_in(start, value, row))
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+    /// Each run as (first row, the row after its last, first value).
+    fn spans(&self) -> impl Iterator<Item = (usize, usize, u32)> + '_ {
         self.runs
             .iter()
             .enumerate()
-            .flat_map(move |(k, &(start, value))| {
+            .map(move |(k, &(start, value))| {
                 let end = self.runs.get(k + 1).map_or(self.len, |&(next, _)| next);
-                (start..end).map(move |row| Self::value_in(start, value, row))
+                (start, end, value)
             })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        self.spans().flat_map(|(start, end, value)| {
+            (start..end).map(move |row| Self::value_in(start, value, row))
+        })
     }
 
     /// The largest value (0 when empty).
     fn max(&self) -> u64 {
-        (0..self.runs.len())
-            .filter_map(|k| {
-                let &(start, value) = self.runs.get(k)?;
-                let end = self.runs.get(k + 1).map_or(self.len, |&(next, _)| next);
+        self.spans()
+            .map(|(start, end, value)| {
                 let rows = end.saturating_sub(start).saturating_sub(1) as u64;
-                Some(u64::from(value).saturating_add(u64::from(STEP).saturating_mul(rows)))
+                u64::from(value).saturating_add(u64::from(STEP).saturating_mul(rows))
             })
             .max()
             .unwrap_or(0)
@@ -417,12 +422,10 @@ impl<const STEP: u32> Runs<STEP> {
 
     /// Appends `other`'s rows, each value plus `add` (at most `u32::MAX`).
     pub fn append(&mut self, other: &Runs<STEP>, add: u64) {
-        if other.max() + add <= u64::from(u32::MAX) {
-            for (k, &(start, value)) in other.runs.iter().enumerate() {
-                let end = other.runs.get(k + 1).map_or(other.len, |&(next, _)| next);
-                let value = (u64::from(value) + add) as u32;
+        if other.max().saturating_add(add) <= u64::from(u32::MAX) {
+            for (start, end, value) in other.spans() {
                 // The first row goes through `push`, which joins it to a run it continues.
-                self.push(value);
+                self.push((u64::from(value) + add) as u32);
                 self.len += end - start - 1;
             }
         } else {
