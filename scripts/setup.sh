@@ -39,6 +39,14 @@ if [ ! -x /usr/bin/chromium ]; then
   apt-get install -y -qq chromium >/dev/null
 fi
 
+# The fuzz targets' check builds libFuzzer, which is C++ (the libfuzzer-sys crate).
+if ! command -v c++ >/dev/null; then
+  say "installing g++ for the fuzz targets' build check"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq g++ >/dev/null
+fi
+
 # The test of the SQL export runs it in DuckDB. (numpy and scipy in the same file are only for
 # regenerating reference data: `pip install -r tests/reference/requirements.txt`.)
 if ! python3 -c 'import duckdb' 2>/dev/null; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The one test command (README: `make test`; .ci/run calls it). Installs what is missing, then:
-# format, lint, native tests, the wasm builds (app and pkg/), budgets, and the browser tests.
+# format, lint, native tests, the fuzz targets' build, the wasm builds (app and pkg/), budgets, and the browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -16,6 +16,11 @@ cargo clippy --workspace --all-targets -- -D warnings
 
 step "native tests"
 cargo test --workspace
+
+# The fuzz targets are their own workspace, run with nightly (docs/reliability.md); checking
+# that they still compile on stable keeps them from falling behind the engine's types.
+step "fuzz targets compile (cargo check, fuzz/)"
+cargo check --manifest-path fuzz/Cargo.toml --all-targets
 
 step "wasm build of the app (trunk, release)"
 trunk build --release

@@ -2,7 +2,7 @@
 //! call is already a crash for libFuzzer). They restate ARCHITECTURE.md's parser invariants.
 
 use slo_core::ingest::{Loaded, MAX_LISTED_ERRORS};
-use slo_core::table::Status;
+use slo_core::table::{Status, NO_COUNT};
 
 /// A [`Loaded`] keeps its promises: a fatal file has no rows, every listed error is located and
 /// names the file, counts agree, and every duration in the table is finite and not negative.
@@ -22,19 +22,18 @@ pub fn check_loaded(name: &str, loaded: &Loaded) {
         );
         assert!(e.to_string().starts_with(name), "{e}");
     }
-    for column in [
-        &t.ttft_ms,
-        &t.e2e_ms,
-        &t.queue_ms,
-        &t.input_tokens,
-        &t.output_tokens,
-    ] {
+    for column in [&t.ttft_ms, &t.e2e_ms, &t.queue_ms] {
         // One entry per request, at least one a value; or empty when no request has a value.
         assert!(column.is_empty() || column.len() == t.len());
         assert!(column.is_empty() || column.iter().any(|v| !v.is_nan()));
         for v in column.iter().filter(|v| !v.is_nan()) {
-            assert!(v.is_finite() && *v >= 0.0, "a duration or count of {v}");
+            assert!(v.is_finite() && *v >= 0.0, "a duration of {v}");
         }
+    }
+    // Token counts: the same shape, absent counts being `NO_COUNT` (every other value is one).
+    for column in [&t.input_tokens, &t.output_tokens] {
+        assert!(column.is_empty() || column.len() == t.len());
+        assert!(column.is_empty() || column.iter().any(|&c| c != NO_COUNT));
     }
     for g in &t.itl.gaps_ms {
         assert!(g.is_finite() && *g >= 0.0, "a gap of {g}");
