@@ -5,6 +5,8 @@
 //! `decode` is what the app's page spends on a load its worker parsed and prepared, once its
 //! columns are in wasm memory (putting the batch back together from its parts).
 
+mod common;
+
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use slo_core::evaluate::{evaluate, prepare, Duration};
 use slo_core::spec::{Spec, TtftTarget};
@@ -14,13 +16,7 @@ use slo_core::transfer::Batch;
 /// A deterministic synthetic log: heavy tails, 0/1-token outputs, a few failures.
 pub fn synthetic(n: usize) -> RequestTable {
     let mut t = RequestTable::default();
-    let mut x: u64 = 0x2545_f491_4f6c_dd1d;
-    let mut next = || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        (x >> 11) as f64 / (1u64 << 53) as f64
-    };
+    let mut next = common::uniform(0x2545_f491_4f6c_dd1d);
     let classes = ["chat", "code", "batch"];
     for i in 0..n {
         let u = next();
