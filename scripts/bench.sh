@@ -11,7 +11,9 @@
 #      the ratio of their medians
 #
 # Settings (environment): BENCH_ROWS (1000000), BENCH_RUNS (5, CLI comparison), BENCH_BROWSER_RUNS
-# (3), BENCH_SKIP (space-separated parts to leave out: cli criterion browser).
+# (3), BENCH_SKIP (space-separated parts to leave out: cli criterion browser), BENCH_OUT (where
+# the log and the figures go: target/bench), BENCH_DIST_BUILT=1 (dist/ is built already: no
+# trunk build). The test command runs a small one, to keep these scripts working.
 # Benchmarks, not tests: nothing here fails on a slow figure; the comparison fails only when the
 # two sides give different answers. Numbers move with machine load: run on a quiet machine.
 set -euo pipefail
@@ -23,7 +25,7 @@ ROWS=${BENCH_ROWS:-1000000}
 RUNS=${BENCH_RUNS:-5}
 BROWSER_RUNS=${BENCH_BROWSER_RUNS:-3}
 SKIP=" ${BENCH_SKIP:-} "
-OUT=target/bench
+OUT=${BENCH_OUT:-target/bench}
 FILE=$OUT/requests_${ROWS}.csv
 mkdir -p "$OUT"
 
@@ -53,15 +55,17 @@ if ! skipped criterion; then
 fi
 
 if ! skipped browser; then
-  step "building the app (trunk build --release)"
-  # Another trunk build in the same tree (a test run) pulls dist/.stage away under this one:
-  # try again rather than give up.
-  for attempt in 1 2 3; do
-    trunk build --release && break
-    [ "$attempt" = 3 ] && exit 1
-    echo "trunk build failed (attempt $attempt); trying again in 20 s"
-    sleep 20
-  done
+  if [ "${BENCH_DIST_BUILT:-}" != 1 ]; then
+    step "building the app (trunk build --release)"
+    # Another trunk build in the same tree (a test run) pulls dist/.stage away under this one:
+    # try again rather than give up.
+    for attempt in 1 2 3; do
+      trunk build --release && break
+      [ "$attempt" = 3 ] && exit 1
+      echo "trunk build failed (attempt $attempt); trying again in 20 s"
+      sleep 20
+    done
+  fi
   step "the app in headless Chromium ($BROWSER_RUNS runs, each after a run of the reference)"
   node bench/browser_bench.mjs "$FILE" --runs "$BROWSER_RUNS" --reference --json "$OUT/browser.json"
 fi
