@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command (README: `make test`; .ci/run calls it). Installs what is missing, then:
-# format, lint, native tests, the fuzz targets' build, the wasm builds (app and pkg/), budgets, and the browser tests.
+# format, lint, native tests, the fuzz targets' build, the wasm builds (app and pkg/), budgets,
+# the browser tests, and the benchmark scripts on a small log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
