@@ -16,6 +16,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::evaluate::{judge, prepare};
+use crate::order;
 use crate::quantile::{percentile_sorted, Method};
 use crate::spec::Spec;
 use crate::table::{RequestTable, Status};
@@ -105,7 +106,7 @@ pub fn events(table: &RequestTable, spec: &Spec) -> Events {
             }
         }
     }
-    out.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    order::sort_by(&mut out.events, |a, b| a.t_s.total_cmp(&b.t_s));
     out
 }
 
@@ -927,7 +928,7 @@ pub fn diagnose(table: &RequestTable, config: &DiagnosisConfig) -> Result<Diagno
     if rows.is_empty() {
         return Err(BudgetError::NoTtft);
     }
-    rows.sort_by_key(|r| r.0);
+    order::sort_by_key(&mut rows, |r| r.0);
     let mut slices = Vec::new();
     let mut start = 0;
     while let Some(&(k, ..)) = rows.get(start) {

@@ -9,6 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::order;
 use crate::parallel;
 use crate::quantile::{
     percentile_ci95_ranked, percentile_ranked, percentile_sorted, values_at_ranks, Method, Ranked,
@@ -366,7 +367,7 @@ fn batch_stats(
     }
     // Every column of every cell sorted, the largest first so that the cores finish together.
     let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
-    columns.sort_by_key(|c| std::cmp::Reverse(c.len()));
+    order::sort_by_key(&mut columns, |c| std::cmp::Reverse(c.len()));
     parallel::map(columns, slo_sort::sort_total);
     // Each cell's count, sum and squared deviations, per indicator: a group's mean and
     // standard deviation are made of its cells', without another pass over the values.
@@ -1520,7 +1521,9 @@ fn group_report(
             count,
         })
         .collect();
-    failures.sort_by(|a, b| b.count.cmp(&a.count).then(a.label.cmp(&b.label)));
+    order::sort_by(&mut failures, |a, b| {
+        b.count.cmp(&a.count).then(a.label.cmp(&b.label))
+    });
     let binding = Indicator::ALL
         .into_iter()
         .filter(|&i| c.missed[i as usize] > 0)
@@ -1543,7 +1546,7 @@ fn group_report(
         // The trap: every marginal percentile passes, yet fewer requests than that percentile
         // met every target at once.
         let mut qs: Vec<f64> = spec.percentiles.clone();
-        qs.sort_by(|x, y| y.total_cmp(x));
+        order::sort_by(&mut qs, |x, y| y.total_cmp(x));
         for q in qs {
             let targeted: Vec<&IndicatorReport> = indicators
                 .iter()

@@ -9,6 +9,7 @@
 //! - [`evaluate`]: joint attainment, percentiles, goodput, failure decomposition.
 //! - [`quantile`], [`stats`]: percentile methods and intervals.
 //! - [`transfer`]: one load of files, and its byte form for the app's worker.
+//! - `order` (private): stable sorts of small lists, through one copy of the sort.
 //! - [`parallel`]: work spread over the cores where there are threads (not in WebAssembly);
 //!   long loops a block per call.
 
@@ -18,6 +19,7 @@ pub mod document;
 pub mod evaluate;
 pub mod export;
 pub mod ingest;
+mod order;
 pub mod parallel;
 pub mod presets;
 pub mod prometheus;

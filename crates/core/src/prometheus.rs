@@ -19,6 +19,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::order;
 use crate::spec::{Indicator, Spec, TtftTarget};
 
 /// How many errors a [`Dump`] or an [`Exposition`] lists one by one; the rest are counted.
@@ -693,7 +694,7 @@ pub fn parse(text: &str) -> Exposition {
         match parse_sample_line(line) {
             Ok(s) => {
                 let mut key_labels = s.labels.clone();
-                key_labels.sort();
+                order::sort_by(&mut key_labels, Ord::cmp);
                 let key = (s.name.clone(), key_labels);
                 if let Some(&first_line) = seen.get(&key) {
                     expo.reject(line_no, 1, PromErrorKind::DuplicateSample { first_line });
@@ -876,7 +877,7 @@ pub fn histograms(expo: &Exposition) -> HistogramSet {
             .filter(|(n, _)| n != "le")
             .cloned()
             .collect();
-        labels.sort();
+        order::sort_by(&mut labels, Ord::cmp);
         let key = (family.to_string(), labels);
         let b = builders.entry(key.clone()).or_insert_with(|| {
             order.push(key);
@@ -956,8 +957,9 @@ fn build_histogram(
         );
         return None;
     }
-    b.buckets
-        .sort_by(|x, y| x.0.total_cmp(&y.0).then(x.2.cmp(&y.2)));
+    order::sort_by(&mut b.buckets, |x, y| {
+        x.0.total_cmp(&y.0).then(x.2.cmp(&y.2))
+    });
     let mut buckets: Vec<(f64, f64, u64)> = Vec::with_capacity(b.buckets.len());
     for bucket in b.buckets {
         if buckets.last().is_some_and(|last| last.0 == bucket.0) {
@@ -1070,7 +1072,7 @@ pub fn read_dump(replica: &str, text: &str) -> Dump {
     let mut errors = expo.errors;
     let error_count = expo.error_count + set.errors.len() as u64;
     errors.extend(set.errors);
-    errors.sort_by_key(|e| (e.line, e.column));
+    order::sort_by_key(&mut errors, |e| (e.line, e.column));
     errors.truncate(MAX_LISTED_ERRORS);
     Dump {
         replica: replica.to_string(),
@@ -1539,7 +1541,9 @@ impl HistogramQuery {
                 }
             }
         }
-        targets_ms.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        order::sort_by(&mut targets_ms, |a, b| {
+            a.0.cmp(&b.0).then(a.1.total_cmp(&b.1))
+        });
         (
             HistogramQuery {
                 targets_ms,
@@ -1709,7 +1713,7 @@ pub fn analyse(dumps: &[Dump], before: &[Dump], query: &HistogramQuery) -> Analy
             }
         }
     }
-    keys.sort();
+    order::sort_by(&mut keys, Ord::cmp);
     for (indicator, split) in keys {
         let group: Vec<&Member> = members
             .iter()
@@ -1897,7 +1901,7 @@ fn analyse_group(
         _ => {}
     }
     let mut families: Vec<String> = parts.iter().map(|p| p.family.clone()).collect();
-    families.sort();
+    order::sort_by(&mut families, Ord::cmp);
     families.dedup();
     Some(GroupAnalysis {
         indicator,

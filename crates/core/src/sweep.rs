@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::evaluate::{evaluate, fmt_pct, prepare, Duration, GroupReport, Prepared, Report};
 use crate::ingest::{run_duration, Loaded, RequestRate, RunMeta};
+use crate::order;
 use crate::spec::{Indicator, Spec};
 use crate::table::{RequestTable, Status};
 
@@ -489,7 +490,7 @@ pub fn capacity(curve: &[(f64, f64)], objective: f64) -> Capacity {
         .copied()
         .filter(|(r, a)| r.is_finite() && a.is_finite())
         .collect();
-    pts.sort_by(|x, y| x.0.total_cmp(&y.0));
+    order::sort_by(&mut pts, |x, y| x.0.total_cmp(&y.0));
     let obj = fmt_pct(objective);
     let Some(&(lowest, _)) = pts.first() else {
         return Capacity {
@@ -613,7 +614,7 @@ pub fn throughput_knee(points: &[(f64, f64)]) -> Option<f64> {
         .copied()
         .filter(|(r, t)| r.is_finite() && t.is_finite())
         .collect();
-    pts.sort_by(|x, y| x.0.total_cmp(&y.0));
+    order::sort_by(&mut pts, |x, y| x.0.total_cmp(&y.0));
     pts.windows(2).find_map(|w| match w {
         [(r0, t0), (r1, t1)] if r1 > r0 => {
             ((t1 - t0) / (r1 - r0) < THROUGHPUT_STALL_SLOPE).then_some(*r0)
@@ -899,7 +900,7 @@ pub fn evaluate_sweep(points: &[SweepPoint], prepared: &[Prepared], spec: &Spec)
         lint_point(p, &info, &report, spec, &mut lints);
         placed.push((info, report));
     }
-    placed.sort_by(|a, b| {
+    order::sort_by(&mut placed, |a, b| {
         a.0.rate_rps
             .total_cmp(&b.0.rate_rps)
             .then_with(|| a.0.name.cmp(&b.0.name))
@@ -975,7 +976,7 @@ pub fn evaluate_sweep(points: &[SweepPoint], prepared: &[Prepared], spec: &Spec)
         ),
     };
     // Lints in the order of the curve (unplaced files last).
-    lints.sort_by_key(|l| {
+    order::sort_by_key(&mut lints, |l| {
         placed
             .iter()
             .position(|(info, _)| Some(&info.name) == l.file.as_ref())

@@ -4,6 +4,7 @@ use super::{budget_share, comment, decimal, prom_duration, promql_string, slug, 
 use crate::budget::{error_budget, sre_workbook_alerts, Severity};
 use crate::document::{describe_ttft, window_phrase};
 use crate::evaluate::fmt_pct;
+use crate::order;
 use crate::spec::{Indicator, ItlStatistic, Spec, TtftTarget};
 
 /// vLLM's default bucket edges, in seconds (vllm/v1/metrics/loggers.py, `PrometheusStatLogger`).
@@ -213,7 +214,7 @@ pub fn prometheus(spec: &Spec) -> String {
         if thresholds.is_empty() && per_token.is_empty() {
             continue;
         }
-        thresholds.sort_by(|a, b| a.seconds.total_cmp(&b.seconds));
+        order::sort_by(&mut thresholds, |a, b| a.seconds.total_cmp(&b.seconds));
         y.push_str("#\n");
         c(&mut y, &format!("{}: {metric}", ind.label()));
         match ind {
