@@ -13,7 +13,6 @@
 use leptos::prelude::*;
 use plotly::common::{DashType, Line, LineShape, Title};
 use plotly::layout::{Axis, AxisType, Shape, ShapeLayer, ShapeLine, ShapeType};
-use plotly::Plot;
 use slo_core::budget::fmt_span as span;
 use slo_core::budget::{
     budget, diagnose, events, BudgetConfig, BudgetError, BudgetReport, Diagnosis, DiagnosisConfig,
@@ -29,7 +28,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use super::sweep::{
     action, esc, hlabel, hline, label, layout, sentence, trace, warning_list, GREY, RED,
 };
-use crate::chart::Chart;
+use crate::chart::{Chart, Figure};
 use crate::fmt;
 use crate::state::{AppState, Shared};
 
@@ -187,19 +186,19 @@ pub fn ProductionView() -> impl IntoView {
     let burndown = Signal::derive(move || {
         budget_result.with(|r| match r.as_ref().map(|r| &r.0.report) {
             Some(Ok(b)) => burndown_figure(b),
-            _ => Plot::new().to_json(),
+            _ => Figure::new().to_json(),
         })
     });
     let burn = Signal::derive(move || {
         budget_result.with(|r| match r.as_ref().map(|r| &r.0.report) {
             Some(Ok(b)) => burn_figure(b),
-            _ => Plot::new().to_json(),
+            _ => Figure::new().to_json(),
         })
     });
     let diag = Signal::derive(move || {
         budget_result.with(|r| match r.as_ref().map(|r| &r.0.diagnosis) {
             Some(Ok(d)) => diagnosis_figure(d),
-            _ => Plot::new().to_json(),
+            _ => Figure::new().to_json(),
         })
     });
 
@@ -890,7 +889,7 @@ fn burndown_figure(b: &BudgetReport) -> String {
     let points = slo_core::budget::burn_down(b);
     let xs: Vec<f64> = points.iter().map(|p| axis_x(p.0)).collect();
     let ys: Vec<f64> = points.iter().map(|p| p.1 * 100.0).collect();
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     plot.add_trace(
         trace("budget left", xs, ys)
             .line(Line::new().shape(LineShape::Hv).width(2.0))
@@ -905,7 +904,7 @@ fn burndown_figure(b: &BudgetReport) -> String {
 
 /// Burn rate per slice as steps, with each alert's threshold.
 fn burn_figure(b: &BudgetReport) -> String {
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let (xs, ys): (Vec<f64>, Vec<f64>) = b
         .slices
         .iter()
@@ -955,7 +954,7 @@ fn burn_figure(b: &BudgetReport) -> String {
 
 /// TTFT and queue time per slice, the usual TTFT, incidents shaded.
 fn diagnosis_figure(d: &Diagnosis) -> String {
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let q = format!("p{}", fmt_q(d.q));
     let (x, y): (Vec<f64>, Vec<f64>) = d
         .slices

@@ -3,12 +3,12 @@
 use leptos::prelude::*;
 use plotly::common::{Line, Mode, Title};
 use plotly::layout::{Axis, Layout, Shape, ShapeLine, ShapeType};
-use plotly::{Bar, Plot, Scatter};
+use plotly::{Bar, Scatter};
 use slo_core::evaluate::{fmt_q, GroupReport, IndicatorReport, Outcome, Report};
 use slo_core::spec::{Indicator, TtftTarget};
 
 use crate::app::{go, Tab};
-use crate::chart::Chart;
+use crate::chart::{Chart, Figure};
 use crate::fmt;
 use crate::state::{AppState, Shared};
 
@@ -436,7 +436,7 @@ fn Failures(report: std::sync::Arc<Report>) -> impl IntoView {
     if o.failures.is_empty() {
         return view! { <h2>"Why requests failed"</h2><p data-testid="no-failures">"✓ Every attempted request met every target."</p> }.into_any();
     }
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let labels: Vec<String> = o.failures.iter().map(|f| f.label.clone()).collect();
     let counts: Vec<u64> = o.failures.iter().map(|f| f.count).collect();
     plot.add_trace(
@@ -519,7 +519,7 @@ fn Failures(report: std::sync::Arc<Report>) -> impl IntoView {
 fn cdf_figure(ind: &IndicatorReport) -> String {
     let xs: Vec<f64> = ind.stats.cdf.iter().map(|p| p.0).collect();
     let ys: Vec<f64> = ind.stats.cdf.iter().map(|p| p.1).collect();
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     plot.add_trace(
         Scatter::new(xs, ys)
             .mode(Mode::Lines)

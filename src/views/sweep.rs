@@ -12,7 +12,7 @@
 use leptos::prelude::*;
 use plotly::common::{DashType, Fill, Font, Line, Mode, Title};
 use plotly::layout::{Annotation, Axis, Layout, Margin, Shape, ShapeLine, ShapeType};
-use plotly::{Plot, Scatter};
+use plotly::Scatter;
 use slo_core::evaluate::{fmt_pct, fmt_q};
 use slo_core::ingest::{self, IngestOptions, Loaded, RequestRate};
 use slo_core::spec::{Indicator, Spec};
@@ -24,7 +24,7 @@ use slo_core::sweep::{
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::chart::Chart;
+use crate::chart::{Chart, Figure};
 use crate::fmt;
 use crate::state::{AppState, Shared};
 
@@ -377,15 +377,17 @@ pub fn SweepView() -> impl IntoView {
         Signal::derive(move || {
             report.with(|r| match r {
                 Some(r) => spec.with(|s| f(&r.0, s)),
-                None => Plot::new().to_json(),
+                None => Figure::new().to_json(),
             })
         })
     };
     let scale_figure = Signal::derive(move || {
         let objective = spec.with(|s| s.objective);
         scale.with(|c| {
-            c.as_ref()
-                .map_or_else(|| Plot::new().to_json(), |c| scale_figure(&c.0, objective))
+            c.as_ref().map_or_else(
+                || Figure::new().to_json(),
+                |c| scale_figure(&c.0, objective),
+            )
         })
     });
 
@@ -461,7 +463,7 @@ pub fn SweepView() -> impl IntoView {
         let figure = Signal::derive(move || {
             report.with(|r| match r {
                 Some(r) => spec.with(|s| percentile_figure(&r.0, s, ind)),
-                None => Plot::new().to_json(),
+                None => Figure::new().to_json(),
             })
         });
         view! { <Chart id=id label="A percentile of one indicator against offered rate, with the target as a dashed line" figure=figure /> }
@@ -891,7 +893,7 @@ fn series(c: &Curve, value: fn(&CurvePoint) -> Option<f64>) -> (Vec<f64>, Vec<f6
 
 /// The hero: attainment against rate, the 95 % band, the objective, the capacity.
 fn attainment_figure(r: &SweepReport, spec: &Spec) -> String {
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let Some(all) = r.overall() else {
         return plot.to_json();
     };
@@ -961,7 +963,7 @@ fn attainment_figure(r: &SweepReport, spec: &Spec) -> String {
 
 /// The spec's percentiles of one indicator against rate, with its fixed targets.
 fn percentile_figure(r: &SweepReport, spec: &Spec, ind: Indicator) -> String {
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let Some(all) = r.overall() else {
         return plot.to_json();
     };
@@ -1014,7 +1016,7 @@ fn percentile_figure(r: &SweepReport, spec: &Spec, ind: Indicator) -> String {
 
 /// Throughput and goodput against rate, the offered rate as a diagonal, and the knee.
 fn throughput_figure(r: &SweepReport, _: &Spec) -> String {
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let Some(all) = r.overall() else {
         return plot.to_json();
     };
@@ -1062,7 +1064,7 @@ fn throughput_figure(r: &SweepReport, _: &Spec) -> String {
 
 /// The SLO-scale curve: attainment against the factor, the objective, the targets as written.
 fn scale_figure(c: &ScaleCurve, objective: f64) -> String {
-    let mut plot = Plot::new();
+    let mut plot = Figure::new();
     let (x, y): (Vec<f64>, Vec<f64>) = c
         .points
         .iter()
