@@ -170,7 +170,7 @@ const MAPPING_KEY: &str = "slo-workbench.mapping.v1";
 fn stored_mapping() -> ColumnMapping {
     storage()
         .and_then(|s| s.get_item(MAPPING_KEY).ok().flatten())
-        .and_then(|t| serde_json::from_str(&t).ok())
+        .and_then(|t| slo_core::transfer::read_json(t.as_bytes()).ok())
         .unwrap_or_default()
 }
 

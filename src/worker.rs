@@ -378,7 +378,8 @@ impl PendingLoad {
 }
 
 fn options_from(json: &str) -> Result<IngestOptions, JsValue> {
-    serde_json::from_str(json).map_err(|e| JsValue::from_str(&format!("load options: {e}")))
+    slo_core::transfer::read_json(json.as_bytes())
+        .map_err(|e| JsValue::from_str(&format!("load options: {e}")))
 }
 
 /// `{header, columns}`: the header as a `Uint8Array`, each column as a typed array of its own.

@@ -267,9 +267,7 @@ impl Batch {
         // JSON has no NaN or infinity (serde_json writes null), so statistics that overflowed
         // (latencies near f64::MAX) would come back changed. Then no preparation is sent and
         // the page prepares the table itself, with the same result as a load on the page.
-        if self.prepared.is_some()
-            && serde_json::from_slice::<Batch>(&json).ok().as_ref() != Some(&self)
-        {
+        if self.prepared.is_some() && read_json::<Batch>(&json).ok().as_ref() != Some(&self) {
             self.prepared = None;
             json = serde_json::to_vec(&self).unwrap_or_default();
         }
@@ -314,8 +312,7 @@ impl Batch {
             return Err("not a batch of this version of SLO Workbench".to_string());
         }
         let json = r.bytes()?;
-        let mut batch: Batch =
-            serde_json::from_slice(json).map_err(|e| format!("batch header: {e}"))?;
+        let mut batch: Batch = read_json(json).map_err(|e| format!("batch header: {e}"))?;
         batch.table = read_table(&mut r)?;
         let n = batch.table.len();
         match (r.u8()?, batch.prepared.as_mut()) {
@@ -359,12 +356,20 @@ pub fn report_to_json(report: &Report) -> Option<String> {
 
 /// The report [`report_to_json`] wrote.
 pub fn report_from_json(json: &str) -> Result<Report, String> {
-    // Through a `Value`, as saved reports are read (`saved::from_json`): the same generic code
-    // serves both, where reading a `Report` straight from text adds about 20 KB to the app's
-    // gzipped wasm.
-    let value: serde_json::Value =
-        serde_json::from_str(json).map_err(|e| format!("report: {e}"))?;
-    serde_json::from_value(value).map_err(|e| format!("report: {e}"))
+    // Through a `Value` (`read_json`), as saved reports are read (`saved::from_json`): the same
+    // generic code serves both, where reading a `Report` straight from text added about 20 KB
+    // to the app's gzipped wasm.
+    read_json(json.as_bytes()).map_err(|e| format!("report: {e}"))
+}
+
+/// Reads JSON into `T` through a `serde_json::Value`, as saved reports and specs are read (they
+/// look at the `Value` first). Reading a type straight from the bytes compiles a second
+/// deserializer for each of its fields, so everything the app reads goes this way: a batch's
+/// header, the early report, the load options and the stored column mapping. Reading a batch
+/// header straight from its bytes added 10 KB to the app's gzipped wasm (docs/performance.md,
+/// fifteenth round); the cost is one more pass over a header of a few hundred kilobytes.
+pub fn read_json<T: serde::de::DeserializeOwned>(json: &[u8]) -> serde_json::Result<T> {
+    serde_json::from_value(serde_json::from_slice(json)?)
 }
 
 /// A [`Batch`] taken apart for moving between threads ([`Batch::into_parts`]).
