@@ -367,7 +367,8 @@ pub fn report_from_json(json: &str) -> Result<Report, String> {
 /// deserializer for each of its fields, so everything the app reads goes this way: a batch's
 /// header, the early report, the load options and the stored column mapping. Reading a batch
 /// header straight from its bytes added 10 KB to the app's gzipped wasm (docs/performance.md,
-/// fifteenth round); the cost is one more pass over a header of a few hundred kilobytes.
+/// fifteenth round). The cost is one more pass: the header of a million requests in 3 × 3
+/// cells is 440 KB of JSON, read in 3.6 ms this way against 1.6 ms straight (natively).
 pub fn read_json<T: serde::de::DeserializeOwned>(json: &[u8]) -> serde_json::Result<T> {
     serde_json::from_value(serde_json::from_slice(json)?)
 }
