@@ -16,7 +16,6 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::evaluate::{judge, prepare};
-use crate::order;
 use crate::quantile::{percentile_sorted, Method};
 use crate::spec::Spec;
 use crate::table::{RequestTable, Status};
@@ -106,7 +105,9 @@ pub fn events(table: &RequestTable, spec: &Spec) -> Events {
             }
         }
     }
-    order::sort_by(&mut out.events, |a, b| a.t_s.total_cmp(&b.t_s));
+    // One event per request with a timestamp, a million for a day's log: the standard sort,
+    // about twice as fast here as `order::sort_by`'s sort of positions.
+    out.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     out
 }
 
@@ -928,7 +929,8 @@ pub fn diagnose(table: &RequestTable, config: &DiagnosisConfig) -> Result<Diagno
     if rows.is_empty() {
         return Err(BudgetError::NoTtft);
     }
-    order::sort_by_key(&mut rows, |r| r.0);
+    // One row per request (the standard sort: see `events`).
+    rows.sort_by_key(|r| r.0);
     let mut slices = Vec::new();
     let mut start = 0;
     while let Some(&(k, ..)) = rows.get(start) {

@@ -3,12 +3,15 @@
 //!
 //! `slice::sort_by` is generic over both the item type and the comparison, so each call site
 //! gets its own copy of the standard library's sort, about 4 KB of wasm each: the app's wasm
-//! had 19, and 4 remain. Here the sort itself runs once, on positions with a comparison behind
+//! had 19, and 6 remain. Here the sort itself runs once, on positions with a comparison behind
 //! a reference; what each call site adds is the small loop that moves the items into place.
 //!
-//! The result is the one a stable sort must give: equal items keep their order. Large
-//! columns of numbers do not come here: they go to `slo-sort` or `sort_by(f64::total_cmp)`,
-//! which is a single copy for every caller.
+//! The result is the one a stable sort must give: equal items keep their order. It costs a
+//! call through a reference per comparison and a second pass to move the items: on a million
+//! items about twice the standard sort's time (77 against 41 ms natively). So lists with one
+//! entry per request keep the standard sort (`budget::events`, `budget::diagnose`), and large
+//! columns of numbers go to `slo-sort` or `sort_by(f64::total_cmp)`, which is a single copy for
+//! every caller.
 
 use std::cmp::Ordering;
 
