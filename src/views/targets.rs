@@ -283,7 +283,7 @@ fn Policies() -> impl IntoView {
     let cancel_options = [
         (
             CancelPolicy::ExcludeUnlessWaitedPastTtft,
-            "exclude, unless the user waited past the TTFT target (then a TTFT failure)",
+            "exclude, unless they waited past the TTFT target",
         ),
         (CancelPolicy::Exclude, "always exclude"),
         (CancelPolicy::CountAsBad, "always count as bad"),
@@ -293,7 +293,7 @@ fn Policies() -> impl IntoView {
         <p class="muted">"Define the SLO where the user is (gateway or client); engine metrics leave out the queue in front of the engine and the network."</p>
         <div class="grid4">{points}</div>
         <div class="grid4">
-            <div class="field">
+            <div class="field wide">
                 <label for="spec-cancel">"Client cancellations"</label>
                 <select id="spec-cancel" data-testid="spec-cancel" on:change=move |ev| {
                     let v = event_target_value(&ev);
@@ -305,7 +305,7 @@ fn Policies() -> impl IntoView {
                         view! { <option value=value selected=move || spec.with(|s| s.cancellations == p)>{label}</option> }
                     })}
                 </select>
-                <small class="help">"errors and timeouts always count as bad; every cancellation's wait is recorded"</small>
+                <small class="help">"a request cancelled after waiting at least the TTFT target for its first token is a TTFT failure; errors and timeouts always count as bad"</small>
             </div>
             <div class="field">
                 <label for="spec-itl-stat">"ITL checked per request as"</label>
