@@ -22,7 +22,8 @@ pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loade
             .file_name()
             .map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let loaded = ingest::parse(&name, &bytes, options);
-        // Messages start with the file name; on a command line the path as typed says more.
+        // Messages start with the file name (a few warnings name none); on a command line the
+        // path as typed says more.
         let located = |message: &str| match message.strip_prefix(name.as_str()) {
             Some(rest) => format!("{path}{rest}"),
             None => format!("{path}: {message}"),
@@ -31,7 +32,7 @@ pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loade
             return Err(located(fatal));
         }
         for w in &loaded.warnings {
-            eprintln!("warning: {w}");
+            eprintln!("warning: {}", located(w));
         }
         for e in loaded.errors.iter().take(PRINTED_ERRORS) {
             eprintln!("skipped: {}", located(&e.to_string()));
