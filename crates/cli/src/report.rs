@@ -189,12 +189,12 @@ fn text(r: &Report) -> String {
         s.push_str(&format!("note: {note}\n"));
     }
     s.push_str(&format!(
-        "\npercentiles (ms), method {} — also linear and nearest-rank:\n",
+        "\npercentiles (ms): value by the method {}, with linear and nearest-rank beside it:\n",
         r.method.name()
     ));
     s.push_str(&format!(
         "{:<6} {:>6} {:>12} {:>12} {:>12} {:>10} {}\n",
-        "", "p", "value", "linear", "nearest-rk", "target", "verdict"
+        "", "p", "value", "linear", "nearest-rank", "target", "verdict"
     ));
     for ind in &r.overall.indicators {
         if ind.stats.n == 0 {
