@@ -361,7 +361,9 @@ impl AppState {
         changed
     }
 
-    /// How files are read: the chosen format, the default time unit and the column mapping.
+    /// How files are read: the chosen format, the default time unit and the column mapping,
+    /// with the columns the current spec's class rules read (a rule written after the load
+    /// finds its column only once the files are read again; until then the report warns).
     pub fn ingest_options(&self) -> IngestOptions {
         IngestOptions {
             format: self.format.get_untracked(),
@@ -369,6 +371,7 @@ impl AppState {
             mapping: self.mapping.get_untracked(),
             ..IngestOptions::default()
         }
+        .reading_rule_columns(&self.spec.get_untracked())
     }
 
     /// Parses, combines and prepares `sources` on the page, with `options` and the current spec.

@@ -806,7 +806,7 @@ fn alerts_html(b: &BudgetReport) -> String {
                             when(i.start_s)
                         )
                     } else {
-                        format!("{} for {}", when(i.start_s), span(i.end_s - i.start_s))
+                        format!("{} for {}", when(i.start_s), span(i.duration_s()))
                     }
                 })
                 .collect();

@@ -423,6 +423,7 @@ fn outcome_words(o: Outcome) -> &'static str {
         Outcome::Error => "error",
         Outcome::Timeout => "timeout",
         Outcome::CancelledWaiting => "cancelled after waiting for the first token",
+        Outcome::CancelledCounted => "cancelled (counted as bad)",
         Outcome::Excluded => "excluded",
         Outcome::Good => "good",
         Outcome::Missed => "missed",

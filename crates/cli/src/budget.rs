@@ -97,7 +97,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         })?,
         ..IngestOptions::default()
     };
-    let mut files = input::load_files(&args.files, &options)?;
+    let mut files = input::load_files(&args.files, &options, &spec)?;
     let table = input::combine(&mut files);
     let ev = events(&table, &spec);
     if ev.events.is_empty() && ev.no_timestamp > 0 {
@@ -315,7 +315,7 @@ fn text(r: &BudgetReport, excluded: u64) -> String {
                         "           {} → {} ({}{})\n",
                         when(i.start_s),
                         when(i.end_s),
-                        span(i.end_s - i.start_s),
+                        span(i.duration_s()),
                         if i.ongoing {
                             ", still firing at the end of the log"
                         } else {

@@ -123,7 +123,7 @@ fn evaluate_run(
     options: &IngestOptions,
     spec: &Spec,
 ) -> Result<(Report, Vec<Provenance>), String> {
-    let mut files = input::load_files(&[path.to_string()], options)?;
+    let mut files = input::load_files(&[path.to_string()], options, spec)?;
     let table = input::combine(&mut files);
     let duration = ingest::run_duration(&files.iter().collect::<Vec<_>>(), &table, None);
     let report = report(&table, spec, &duration);

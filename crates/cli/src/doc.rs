@@ -31,7 +31,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
     let text = if args.files.is_empty() {
         document(&spec, None)
     } else {
-        let mut files = input::load_files(&args.files, &IngestOptions::default())?;
+        let mut files = input::load_files(&args.files, &IngestOptions::default(), &spec)?;
         let table = input::combine(&mut files);
         let refs: Vec<&Loaded> = files.iter().collect();
         let duration = ingest::run_duration(&refs, &table, args.duration_s);

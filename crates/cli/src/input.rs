@@ -9,9 +9,15 @@ use slo_core::table::RequestTable;
 /// How many row errors are printed per file before counting the rest.
 const PRINTED_ERRORS: usize = 10;
 
-/// Reads and parses every file; prints warnings and row errors to stderr. A file that cannot be
-/// read at all is an error (exit 2).
-pub fn load_files(paths: &[String], options: &IngestOptions) -> Result<Vec<Loaded>, String> {
+/// Reads and parses every file for `spec` (a column its class rules read is read as a label,
+/// see `IngestOptions::reading_rule_columns`); prints warnings and row errors to stderr. A file
+/// that cannot be read at all is an error (exit 2).
+pub fn load_files(
+    paths: &[String],
+    options: &IngestOptions,
+    spec: &Spec,
+) -> Result<Vec<Loaded>, String> {
+    let options = &options.clone().reading_rule_columns(spec);
     if paths.is_empty() {
         return Err("no input files (give one or more request logs or result files)".to_string());
     }

@@ -97,7 +97,7 @@ pub fn run(args: Args) -> Result<Exit, String> {
         })?,
         ..IngestOptions::default()
     };
-    let mut files = input::load_files(&args.files, &options)?;
+    let mut files = input::load_files(&args.files, &options, &spec)?;
     let table = input::combine(&mut files);
     let duration = ingest::run_duration(&files.iter().collect::<Vec<_>>(), &table, args.duration_s);
     let prepared = prepare(&table, &spec);

@@ -90,7 +90,7 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         return Err("--gpus-per-replica 0: a replica has at least one GPU".to_string());
     }
     let typed = typed_rates(&args.rates, &args.files)?;
-    let files = input::load_files(&args.files, &IngestOptions::default())?;
+    let files = input::load_files(&args.files, &IngestOptions::default(), &spec)?;
     let provenance: Vec<Provenance> = files.iter().map(|f| f.provenance.clone()).collect();
     let inputs: Vec<SweepInput> = files
         .into_iter()

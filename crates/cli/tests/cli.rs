@@ -48,6 +48,11 @@ const WORKED_SPEC: &str = "tests/fixtures/worked_example_spec.json";
 const BUDGET_LOG: &str = "tests/fixtures/budget_log.csv";
 /// One class with TPOT 50 ms and the stall rule "a gap over 400 ms".
 const STALL_SPEC: &str = "tests/fixtures/stall_spec.json";
+/// Three requests with a `team` column (which no alias names): TTFT 100, 200, 300 ms for teams
+/// a, b, a; and a spec whose classes read `team` (a, and c, which no request has), `tenant`
+/// (which the log lacks), and a default class.
+const TEAM_LOG: &str = "tests/fixtures/team_log.csv";
+const TEAM_SPEC: &str = "tests/fixtures/team_spec.json";
 const SQL_REQUESTS: &str = "../core/tests/fixtures/sql_requests.csv";
 const VLLM_NEW: &str = "../core/tests/fixtures/formats/vllm_new.json";
 const VLLM_OLD: &str = "../core/tests/fixtures/formats/vllm_old.json";
@@ -1797,4 +1802,34 @@ fn the_same_input_gives_byte_identical_output() {
         assert!(first.stdout == second.stdout, "{args:?}: stdout differs");
         assert!(first.stderr == second.stderr, "{args:?}: stderr differs");
     }
+}
+
+#[test]
+fn a_column_a_class_rule_reads_is_read_and_rules_that_match_nothing_are_said() {
+    let run = slo(&["report", "--spec", TEAM_SPEC, "--format", "json", TEAM_LOG]);
+    run.expect_code(0);
+    let r = run.json();
+    // Class A (team = a) holds lines 2 and 4: TTFT 100 and 300 ms against 250, so 1 good of 2.
+    let a = group(&r["groups"], "A", "all lengths");
+    assert_eq!(a["attempted"], 2);
+    assert_eq!(a["good"], 1);
+    // Team b goes to the default class; C and D match nothing.
+    assert_eq!(group(&r["groups"], "rest", "all lengths")["attempted"], 1);
+    assert_eq!(group(&r["groups"], "C", "all lengths")["attempted"], 0);
+    let warnings: Vec<&str> = array(&r["warnings"], "warnings")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        warnings.contains(&"class \"C\" matches no request: no request has team = \"c\""),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.contains(
+            &"class \"D\" matches no request: its rule reads the column \"tenant\", which the data does not have"
+        ),
+        "{warnings:?}"
+    );
+    // `team` is read, so it is no longer reported as an unknown column.
+    assert!(!run.stderr.contains("ignored columns"), "{}", run.stderr);
 }

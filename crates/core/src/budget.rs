@@ -359,6 +359,13 @@ pub struct Interval {
     pub ongoing: bool,
 }
 
+impl Interval {
+    /// How long the alert fired, in seconds (to the log's end when `ongoing`).
+    pub fn duration_s(&self) -> f64 {
+        self.end_s - self.start_s
+    }
+}
+
 /// What one alert would have done over the log.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AlertHistory {

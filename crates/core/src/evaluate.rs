@@ -597,6 +597,9 @@ pub enum Outcome {
     Timeout,
     /// Cancelled after waiting at least the TTFT target for a first token: attempted and bad.
     CancelledWaiting,
+    /// Cancelled sooner, or in a cell without a TTFT target, and counted as attempted and bad
+    /// all the same: the policy `count_as_bad`.
+    CancelledCounted,
     /// Cancelled and excluded from the denominator.
     Excluded,
 }
@@ -678,25 +681,16 @@ pub fn judge(
             }
         }
         Status::Cancelled => {
-            let gave_up = match (policy, ttft_thr) {
-                (CancelPolicy::CountAsBad, _) => true,
-                (CancelPolicy::Exclude, _) | (_, None) => false,
-                (CancelPolicy::ExcludeUnlessWaitedPastTtft, Some(thr)) => {
-                    match table.ttft_ms(row) {
-                        Some(ttft) => ttft > thr,
-                        None => cancel_wait_ms(table, row).is_some_and(|w| w >= thr),
-                    }
-                }
-            };
-            let outcome = if gave_up {
-                Outcome::CancelledWaiting
-            } else {
-                Outcome::Excluded
-            };
-            let missed = if gave_up && ttft_thr.is_some() {
-                Indicator::Ttft.bit()
-            } else {
-                0
+            // Whether the user gave up on a first token that was already late.
+            let gave_up = ttft_thr.is_some_and(|thr| match table.ttft_ms(row) {
+                Some(ttft) => ttft > thr,
+                None => cancel_wait_ms(table, row).is_some_and(|w| w >= thr),
+            });
+            let (outcome, missed) = match policy {
+                CancelPolicy::Exclude => (Outcome::Excluded, 0),
+                _ if gave_up => (Outcome::CancelledWaiting, Indicator::Ttft.bit()),
+                CancelPolicy::CountAsBad => (Outcome::CancelledCounted, 0),
+                CancelPolicy::ExcludeUnlessWaitedPastTtft => (Outcome::Excluded, 0),
             };
             return Verdict {
                 outcome,
@@ -1117,6 +1111,7 @@ fn tally_rows(
                 c.cancelled_counted += 1;
                 tally.cancel.counted_as_ttft_failure += 1;
             }
+            Outcome::CancelledCounted => c.cancelled_counted += 1,
             Outcome::Missed => {}
         }
         c.attempted += 1;
@@ -1284,6 +1279,24 @@ fn report_from(
             "some requests have no input length, so they could not be put in a length bucket; they are reported in \"unknown length\" cells".to_string(),
         );
     }
+    // A rule that can match nothing empties its class without a word otherwise: a misspelt
+    // column or value, or a column the files do not have.
+    for class in &spec.classes {
+        let ClassRule::Equals { column, value } = &class.rule else {
+            continue;
+        };
+        let name = &class.name;
+        let (column, value) = (column.trim(), value.trim());
+        match table.label(&column.to_ascii_lowercase()) {
+            None => warnings.push(format!(
+                "class \"{name}\" matches no request: its rule reads the column \"{column}\", which the data does not have"
+            )),
+            Some(col) if !col.values.iter().any(|v| v == value) => warnings.push(format!(
+                "class \"{name}\" matches no request: no request has {column} = \"{value}\""
+            )),
+            Some(_) => {}
+        }
+    }
     if spec.stall.is_some() && !table.has_itl() {
         warnings.push(
             "a stall rule is set but the log has no inter-token gaps, so stalls cannot be seen"
@@ -1395,6 +1408,7 @@ fn failure_label(outcome: Outcome, missed: u8, missing: u8) -> String {
         Outcome::Error => "error".to_string(),
         Outcome::Timeout => "timeout".to_string(),
         Outcome::CancelledWaiting => "cancelled after waiting past the TTFT target".to_string(),
+        Outcome::CancelledCounted => "cancelled (counted as bad)".to_string(),
         Outcome::Good | Outcome::Excluded => outcome_name(outcome).to_string(),
         Outcome::Missed => {
             let slow: Vec<&str> = bits(missed & !missing).iter().map(|i| i.label()).collect();
@@ -1421,6 +1435,7 @@ fn outcome_name(o: Outcome) -> &'static str {
         Outcome::Error => "error",
         Outcome::Timeout => "timeout",
         Outcome::CancelledWaiting => "cancelled waiting",
+        Outcome::CancelledCounted => "cancelled, counted",
         Outcome::Excluded => "excluded",
     }
 }

@@ -248,6 +248,41 @@ pub struct IngestOptions {
     pub sha256_elsewhere: bool,
 }
 
+impl IngestOptions {
+    /// These options with every column a class rule of `spec` reads added to the mapping as a
+    /// label column, unless the mapping or the aliases already read it: a rule on `team` then
+    /// reads the log's `team` column, which no alias names and which would otherwise be left
+    /// out as a column the tool does not know.
+    ///
+    /// # Example
+    /// ```
+    /// use slo_core::ingest::{parse, IngestOptions};
+    /// use slo_core::spec::{ClassRule, Spec, Targets};
+    /// let mut spec = Spec::single(Targets::default());
+    /// spec.classes[0].rule = ClassRule::Equals { column: "team".into(), value: "a".into() };
+    /// let log = b"ttft_ms,team\n120,a\n";
+    /// let plain = parse("log.csv", log, &IngestOptions::default());
+    /// assert!(plain.table.label("team").is_none());
+    /// let options = IngestOptions::default().reading_rule_columns(&spec);
+    /// assert!(parse("log.csv", log, &options).table.label("team").is_some());
+    /// ```
+    pub fn reading_rule_columns(mut self, spec: &crate::spec::Spec) -> IngestOptions {
+        for class in &spec.classes {
+            if let crate::spec::ClassRule::Equals { column, .. } = &class.rule {
+                let known = fields::resolve(column, &self.mapping, self.default_time_unit);
+                if known.is_none() && !column.trim().is_empty() {
+                    self.mapping.columns.push(fields::MappedColumn {
+                        header: column.trim().to_string(),
+                        field: Field::Label,
+                        unit: None,
+                    });
+                }
+            }
+        }
+        self
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }

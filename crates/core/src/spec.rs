@@ -4,6 +4,7 @@
 //! with `--spec`, and what the written SLO document describes.
 
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use crate::quantile::Method;
 
@@ -158,6 +159,47 @@ impl Targets {
             e2e_ms: self.e2e_ms.map(|v| v * factor),
             queue_ms: self.queue_ms.map(|v| v * factor),
         }
+    }
+}
+
+/// Adds an error for every key of `given` (a spec as written) that `read` (the spec read from
+/// it, written out again) lacks: a field serde would ignore, most likely misspelt
+/// (`"tpot": 50` for `"tpot_ms": 50`), which would otherwise drop a target without a word.
+/// Keys whose value is `null` are left alone: an absent optional field is written that way.
+///
+/// # Edge cases
+/// This relies on a spec writing out every field it read under the name it read it by: the
+/// spec's types have no `alias` or `flatten`, and skip only `None` options when written (a
+/// test below checks a spec with every field set).
+fn unknown_fields(given: &Value, read: &Value, path: &str, errors: &mut Vec<SpecError>) {
+    let at = |key: &str| {
+        if path.is_empty() {
+            key.to_string()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match (given, read) {
+        (Value::Object(given), Value::Object(read)) => {
+            for (key, value) in given {
+                match read.get(key) {
+                    Some(known) => unknown_fields(value, known, &at(key), errors),
+                    None if value.is_null() => {}
+                    None => errors.push(SpecError {
+                        path: at(key),
+                        message:
+                            "not a field the spec has here, so it would be ignored (a misspelling?)"
+                                .into(),
+                    }),
+                }
+            }
+        }
+        (Value::Array(given), Value::Array(read)) => {
+            for (k, (value, known)) in given.iter().zip(read).enumerate() {
+                unknown_fields(value, known, &format!("{path}[{k}]"), errors);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -522,14 +564,8 @@ impl Spec {
                 };
                 match t.ttft {
                     Some(TtftTarget::Fixed { ms }) => check("ttft.ms", Some(ms)),
-                    Some(TtftTarget::PerToken {
-                        base_ms,
-                        per_token_ms,
-                    }) => {
-                        check("ttft.base_ms", Some(base_ms));
-                        if !(per_token_ms.is_finite() && per_token_ms >= 0.0) {
-                            check("ttft.per_token_ms", Some(per_token_ms));
-                        }
+                    Some(TtftTarget::PerToken { base_ms, .. }) => {
+                        check("ttft.base_ms", Some(base_ms))
                     }
                     None => {}
                 }
@@ -537,6 +573,17 @@ impl Spec {
                 check("itl_ms", t.itl_ms);
                 check("e2e_ms", t.e2e_ms);
                 check("queue_ms", t.queue_ms);
+                // A slope of 0 is a fixed target written the long way: allowed.
+                if let Some(TtftTarget::PerToken { per_token_ms, .. }) = t.ttft {
+                    if !(per_token_ms.is_finite() && per_token_ms >= 0.0) {
+                        err(
+                            format!("{at}.targets[{b}].ttft.per_token_ms"),
+                            format!(
+                                "the time per input token is 0 or more milliseconds, not {per_token_ms}"
+                            ),
+                        );
+                    }
+                }
             }
         }
         if defaults > 1 {
@@ -544,6 +591,25 @@ impl Spec {
                 "classes".into(),
                 "only one class can be the default class".into(),
             );
+        }
+        if self.window == (Window::Rolling { days: 0 }) {
+            err(
+                "window.days".into(),
+                "a rolling window is at least 1 day long, not 0".into(),
+            );
+        }
+        match self.stall {
+            Some(StallRule::AbsoluteMs { ms }) if !(ms.is_finite() && ms > 0.0) => err(
+                "stall.ms".into(),
+                format!("a stall is a gap above a positive number of milliseconds, not {ms}"),
+            ),
+            Some(StallRule::TimesTpot { k }) if !(k.is_finite() && k > 0.0) => err(
+                "stall.k".into(),
+                format!(
+                    "a stall is a gap above a positive multiple of the request's TPOT, not {k}"
+                ),
+            ),
+            _ => {}
         }
         if let ItlStatistic::Percentile { q } = self.itl_statistic {
             if !(q.is_finite() && (0.0..=100.0).contains(&q)) {
@@ -579,13 +645,17 @@ impl Spec {
                 }])
             }
         }
-        let spec: Spec = serde_json::from_value(value).map_err(|e| {
+        let spec: Spec = serde_json::from_value(value.clone()).map_err(|e| {
             vec![SpecError {
                 path: "spec".into(),
                 message: format!("not a valid spec: {e}"),
             }]
         })?;
-        let errors = spec.validate();
+        let mut errors = Vec::new();
+        if let Ok(read) = serde_json::to_value(&spec) {
+            unknown_fields(&value, &read, "", &mut errors);
+        }
+        errors.extend(spec.validate());
         if errors.is_empty() {
             Ok(spec)
         } else {
@@ -774,7 +844,106 @@ mod tests {
             "classes[0].targets",
             "3",
         );
+        check_invalid(
+            |s| {
+                s.classes[0].targets[0].ttft = Some(TtftTarget::PerToken {
+                    base_ms: 500.0,
+                    per_token_ms: -1.0,
+                })
+            },
+            "classes[0].targets[0].ttft.per_token_ms",
+            "0 or more",
+        );
+        check_invalid(
+            |s| s.window = Window::Rolling { days: 0 },
+            "window.days",
+            "at least 1 day",
+        );
+        check_invalid(
+            |s| s.stall = Some(StallRule::AbsoluteMs { ms: -1.0 }),
+            "stall.ms",
+            "positive",
+        );
+        check_invalid(
+            |s| s.stall = Some(StallRule::TimesTpot { k: 0.0 }),
+            "stall.k",
+            "positive",
+        );
         assert!(chat().validate().is_empty());
+        // A per-token slope of 0 is a fixed target written the long way.
+        let mut flat = chat();
+        flat.classes[0].targets[0].ttft = Some(TtftTarget::PerToken {
+            base_ms: 500.0,
+            per_token_ms: 0.0,
+        });
+        assert!(flat.validate().is_empty());
+    }
+
+    /// A spec with every field set to something other than its default: what a spec can say.
+    fn every_field() -> Spec {
+        let mut spec = chat();
+        spec.classes[0].description = "interactive".into();
+        spec.classes[0].rule = ClassRule::Equals {
+            column: "class".into(),
+            value: "chat".into(),
+        };
+        spec.classes[0].targets[0] = Targets {
+            ttft: Some(TtftTarget::PerToken {
+                base_ms: 300.0,
+                per_token_ms: 0.2,
+            }),
+            tpot_ms: Some(50.0),
+            itl_ms: Some(200.0),
+            e2e_ms: Some(20_000.0),
+            queue_ms: Some(100.0),
+        };
+        spec.classes.push(ClassSpec {
+            name: "rest".into(),
+            description: String::new(),
+            rule: ClassRule::Default,
+            targets: spec.classes[0].targets.clone(),
+        });
+        spec.method = Method::Nearest;
+        spec.window = Window::CalendarMonth;
+        spec.measurement.queue = MeasurementPoint::Engine;
+        spec.itl_statistic = ItlStatistic::Percentile { q: 99.0 };
+        spec.stall = Some(StallRule::TimesTpot { k: 10.0 });
+        spec.cancellations = CancelPolicy::CountAsBad;
+        spec.min_requests = 50;
+        spec.expected_requests_per_window = Some(1_000_000);
+        spec.budget_policy = "freeze releases".into();
+        spec
+    }
+
+    #[test]
+    fn a_spec_with_every_field_set_reads_back_without_unknown_fields() {
+        // The check for unknown fields compares a spec as written with the spec read back:
+        // every field must come back under the name it was read by.
+        let spec = every_field();
+        assert!(spec.validate().is_empty(), "{:?}", spec.validate());
+        assert_eq!(Spec::from_json(&spec.to_json()), Ok(spec));
+    }
+
+    #[test]
+    fn misspelt_fields_are_refused_with_their_path() {
+        let mut value = serde_json::to_value(every_field()).expect("a spec writes out");
+        value["classes"][0]["targets"][1]["tpot"] = 50.into();
+        value["cancelation"] = "exclude".into();
+        value["classes"][1]["rule"]["column"] = "class".into();
+        // null is how an absent optional field may be written: not a misspelling.
+        value["classes"][0]["targets"][2]["tpot_ms"] = Value::Null;
+        value["stall"]["kk"] = Value::Null;
+        let errors = Spec::from_json(&value.to_string()).expect_err("three unknown fields");
+        let paths: Vec<&str> = errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "cancelation",
+                "classes[0].targets[1].tpot",
+                "classes[1].rule.column",
+            ]
+        );
+        assert!(errors.iter().all(|e| e.message.contains("misspelling")));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use slo_core::evaluate::{judge, prepare, report, Duration, Outcome, Report};
 use slo_core::ingest::{parse, IngestOptions};
 use slo_core::quantile::Method;
-use slo_core::spec::{ClassRule, ClassSpec, Indicator, Spec, Targets, TtftTarget};
+use slo_core::spec::{CancelPolicy, ClassRule, ClassSpec, Indicator, Spec, Targets, TtftTarget};
 use slo_core::table::{RequestTable, Row, Status};
 
 const WORKED: &str = include_str!("fixtures/worked_example.csv");
@@ -240,6 +240,62 @@ fn edge_cases() {
             "{name}"
         );
     }
+}
+
+#[test]
+fn count_as_bad_counts_every_cancellation_and_blames_ttft_only_for_a_late_one() {
+    // TTFT target 500 ms. Cancelled after 200 ms (before the target), after 800 ms without a
+    // first token, and after a first token at 900 ms.
+    let cancelled = |ttft: Option<f64>, e2e: f64| {
+        with(
+            Row {
+                ttft_ms: ttft,
+                e2e_ms: Some(e2e),
+                ..Row::default()
+            },
+            Status::Cancelled,
+        )
+    };
+    let rows = [
+        cancelled(None, 200.0),
+        cancelled(None, 800.0),
+        cancelled(Some(900.0), 1000.0),
+    ];
+    let mut spec = Spec::single(chat_targets());
+    spec.cancellations = CancelPolicy::CountAsBad;
+    let r = report(&table(&rows), &spec, &Duration::unknown("-"));
+    assert_eq!((r.overall.attempted, r.overall.good), (3, 0));
+    // Only the two that waited past the target are TTFT failures.
+    assert_eq!(r.cancellations.counted_as_ttft_failure, 2);
+    let outcomes: Vec<(Outcome, usize)> = r
+        .failing
+        .iter()
+        .map(|f| (f.outcome, f.missed.len()))
+        .collect();
+    assert_eq!(
+        outcomes,
+        [
+            (Outcome::CancelledCounted, 0),
+            (Outcome::CancelledWaiting, 1),
+            (Outcome::CancelledWaiting, 1),
+        ]
+    );
+    // Without a TTFT target no cancellation is a TTFT failure, yet each still counts as bad.
+    let mut no_ttft = Spec::single(Targets {
+        ttft: None,
+        ..chat_targets()
+    });
+    no_ttft.cancellations = CancelPolicy::CountAsBad;
+    let r = report(&table(&rows), &no_ttft, &Duration::unknown("-"));
+    assert_eq!((r.overall.attempted, r.overall.good), (3, 0));
+    assert_eq!(r.cancellations.counted_as_ttft_failure, 0);
+    // And under the default policy a cell without a TTFT target leaves them all out.
+    let default = Spec::single(Targets {
+        ttft: None,
+        ..chat_targets()
+    });
+    let r = report(&table(&rows), &default, &Duration::unknown("-"));
+    assert_eq!((r.overall.attempted, r.overall.excluded), (0, 3));
 }
 
 #[test]

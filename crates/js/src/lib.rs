@@ -89,7 +89,7 @@ pub fn report(logs: JsValue, spec: JsValue, options: JsValue) -> Result<JsValue,
         from_js(options, "options")?
     };
     let spec = spec_from(spec)?;
-    let loaded = load(logs, &options.ingest)?;
+    let loaded = load(logs, &options.ingest.clone().reading_rule_columns(&spec))?;
     let good: Vec<&Loaded> = loaded.iter().filter(|l| l.fatal.is_none()).collect();
     let report = (!good.is_empty()).then(|| {
         let table = ingest::combine(&good);
@@ -128,10 +128,11 @@ pub fn sweep(files: JsValue, spec: JsValue) -> Result<JsValue, JsValue> {
     let spec = spec_from(spec)?;
     let inputs: Vec<SweepFileInput> =
         from_js(files, "files must be an array of {name, text, rate?}")?;
+    let options = IngestOptions::default().reading_rule_columns(&spec);
     let mut problems = Vec::new();
     let mut points = Vec::new();
     for f in inputs {
-        let loaded = ingest::parse(&f.name, f.text.as_bytes(), &IngestOptions::default());
+        let loaded = ingest::parse(&f.name, f.text.as_bytes(), &options);
         if let Some(fatal) = &loaded.fatal {
             problems.push(fatal.clone());
             continue;
