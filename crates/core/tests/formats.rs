@@ -364,6 +364,45 @@ fn vllm_unequal_arrays_are_a_located_error_and_complete_rows_are_kept() {
 }
 
 #[test]
+fn vllm_arrays_of_several_lengths_are_one_error_and_skipped_requests_are_counted() {
+    // "ttfts" is the short one: 4 entries in every other array, 3 in it. One request is lost.
+    let text = r#"{"duration": 1.0, "ttfts": [0.1, 0.2, 0.3], "itls": [[0.01], [0.02], [0.03], [0.04]],
+        "output_lens": [2, 2, 2, 2], "errors": ["", "", "", ""]}"#;
+    let l = load_text("short_ttfts.json", text);
+    assert_eq!((l.table.len(), l.error_count), (3, 1));
+    assert_eq!(l.errors.len(), 1);
+    assert_eq!(l.errors[0].at.json_path.as_deref(), Some("$.ttfts"));
+    assert!(
+        l.errors[0].message.starts_with(
+            "\"itls\", \"output_lens\" and \"errors\" have 4 entries but \"ttfts\" has 3"
+        ),
+        "{}",
+        l.errors[0].message
+    );
+    // Two arrays short by different amounts: 5 requests, 2 read, so 3 skipped.
+    let text = r#"{"duration": 1.0, "ttfts": [0.1, 0.2, 0.3, 0.4, 0.5], "itls": [[0.01], [0.02], [0.03]],
+        "output_lens": [2, 2], "errors": ["", "", "", "", ""]}"#;
+    let l = load_text("two_short.json", text);
+    assert_eq!((l.table.len(), l.error_count), (2, 3));
+    assert_eq!(l.errors.len(), 1);
+    assert_eq!(l.errors[0].at.json_path.as_deref(), Some("$.output_lens"));
+    assert!(
+        l.errors[0].message.starts_with(
+            "\"itls\" has 3 entries, \"output_lens\" has 2 entries but \"ttfts\" has 5"
+        ),
+        "{}",
+        l.errors[0].message
+    );
+    assert!(
+        l.errors[0]
+            .message
+            .contains("only the 2 requests that every array covers"),
+        "{}",
+        l.errors[0].message
+    );
+}
+
+#[test]
 fn truncated_json_is_one_sentence() {
     let bytes = fixture("vllm_new.json");
     let half = bytes.get(..bytes.len() / 2).expect("half");
@@ -655,6 +694,33 @@ fn genai_perf_timestamps_give_ttft_itl_and_e2e() {
         "{:?}",
         l.warnings
     );
+}
+
+#[test]
+fn genai_perf_experiments_are_runs_and_a_warning_says_so() {
+    // The fixture's experiment (concurrency 2) and the same requests again at concurrency 4.
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&fixture("genai_perf_profile_export.json")).expect("JSON");
+    let mut second = doc["experiments"][0].clone();
+    second["experiment"]["value"] = 4.into();
+    doc["experiments"]
+        .as_array_mut()
+        .expect("experiments")
+        .push(second);
+    let l = load_text("two.json", &doc.to_string());
+    assert_eq!(l.table.len(), 8);
+    let runs = l.table.label("run").expect("run label");
+    assert_eq!(runs.values, ["concurrency 2", "concurrency 4"]);
+    assert!(
+        l.warnings
+            .iter()
+            .any(|w| w.starts_with("two.json holds 2 experiments;")),
+        "{:?}",
+        l.warnings
+    );
+    // One experiment: no such warning.
+    let one = load("genai_perf_profile_export.json");
+    assert!(!one.warnings.iter().any(|w| w.contains("experiments")));
 }
 
 // ---------------------------------------------------------------- GuideLLM

@@ -54,8 +54,7 @@ pub fn detect_json(text: &str) -> Format {
 /// ```
 pub fn parse(name: &str, text: &str, format: Format, options: &IngestOptions) -> Loaded {
     let _ = options;
-    let sanitized = json::python_literals(text);
-    let text = sanitized.as_deref().unwrap_or(text);
+    let text = &json::Source::new(text);
     let mut loaded = match format {
         Format::Vllm => vllm::parse(name, text, vllm::Tool::Vllm),
         Format::Sglang => vllm::parse(name, text, vllm::Tool::Sglang),

@@ -73,9 +73,12 @@ pub fn parse(
                         ..at
                     },
                     if e.is_eof() {
-                        format!("the line ends too early (truncated file?): {e}")
+                        format!(
+                            "the line ends too early (truncated file?): {}",
+                            serde_message(&e)
+                        )
                     } else {
-                        format!("not valid JSON: {e}")
+                        format!("not valid JSON: {}", serde_message(&e))
                     },
                 ),
             }
@@ -89,12 +92,28 @@ pub fn parse(
 
 /// A serde_json error as one located sentence.
 pub fn json_error(name: &str, e: &serde_json::Error) -> String {
+    json_error_at(name, e, e.column())
+}
+
+/// A serde_json error as one located sentence, at `column` of the error's line.
+pub fn json_error_at(name: &str, e: &serde_json::Error, column: usize) -> String {
     let what = if e.is_eof() {
         "the JSON ends too early (truncated file?)"
     } else {
         "not valid JSON"
     };
-    format!("{name}:{}:{}: {what}: {e}", e.line(), e.column())
+    format!("{name}:{}:{column}: {what}: {}", e.line(), serde_message(e))
+}
+
+/// What serde_json says is wrong, without the " at line L column C" it ends with: the
+/// location is given ahead of the message, in the file's terms.
+pub fn serde_message(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(message) => message.to_string(),
+        None => text,
+    }
 }
 
 /// A JSON value's kind, for messages.

@@ -15,7 +15,7 @@ use crate::table::{Row, Status};
 type Bad = (String, String, String);
 
 /// Reads an AIPerf profile export.
-pub fn parse(name: &str, text: &str) -> Loaded {
+pub fn parse(name: &str, text: &json::Source) -> Loaded {
     let mut loaded = Loaded::default();
     let mut skipped_phases: Vec<String> = Vec::new();
     let mut skipped = 0usize;

@@ -19,7 +19,7 @@ use crate::table::{Row, Status};
 type Bad = (String, String, String);
 
 /// Reads a GenAI-Perf profile export.
-pub fn parse(name: &str, text: &str) -> Loaded {
+pub fn parse(name: &str, text: &json::Source) -> Loaded {
     let mut loaded = Loaded::default();
     let obj = match json::whole(name, text) {
         Ok(Value::Object(obj)) => obj,
@@ -110,6 +110,12 @@ pub fn parse(name: &str, text: &str) -> Loaded {
         if last_ns > first_ns {
             durations.push((last_ns - first_ns) as f64 / 1e9);
         }
+    }
+    if multi {
+        loaded.warnings.push(format!(
+            "{name} holds {} experiments; their requests were read into one table, with a label column \"run\" to tell them apart. The duration is the sum of the experiments'",
+            experiments.len()
+        ));
     }
     if counted_chunks > 0 {
         loaded.warnings.push(format!(

@@ -18,7 +18,7 @@ use crate::table::{Row, Status};
 type Bad = (String, String, String);
 
 /// Reads a GuideLLM report.
-pub fn parse(name: &str, text: &str) -> Loaded {
+pub fn parse(name: &str, text: &json::Source) -> Loaded {
     let mut loaded = Loaded::default();
     let report = match json::whole(name, text) {
         Ok(report @ Value::Object(_)) => report,

@@ -9,15 +9,77 @@ use crate::ingest::fields::{self, TimeUnit};
 use crate::ingest::records;
 use crate::ingest::{Loaded, Location, RequestRate};
 
+/// A benchmark file's text as the parsers read it: with Python's literals quoted (see
+/// [`python_literals`]), and where each quoted literal starts, so that a position in the text
+/// read is given in the file's own columns (each quoted literal is two bytes longer).
+pub struct Source<'a> {
+    text: std::borrow::Cow<'a, str>,
+    /// Byte offsets in `text` of each quoted literal's opening quote, ascending.
+    quoted: Vec<usize>,
+}
+
+impl<'a> Source<'a> {
+    pub fn new(text: &'a str) -> Source<'a> {
+        match python_literals(text) {
+            Some((quoted_text, quoted)) => Source {
+                text: std::borrow::Cow::Owned(quoted_text),
+                quoted,
+            },
+            None => Source {
+                text: std::borrow::Cow::Borrowed(text),
+                quoted: Vec::new(),
+            },
+        }
+    }
+
+    /// The file's column (1-based, in bytes, as serde_json counts) of `column` on line `line`
+    /// of the text read: less two for every literal quoted before it on that line.
+    pub fn file_column(&self, line: usize, column: usize) -> usize {
+        if self.quoted.is_empty() {
+            return column;
+        }
+        let start = match line.checked_sub(2) {
+            None => 0,
+            Some(ends) => self
+                .text
+                .match_indices('\n')
+                .nth(ends)
+                .map_or(self.text.len(), |(at, _)| at + 1),
+        };
+        let at = start + column.saturating_sub(1);
+        let before = self
+            .quoted
+            .iter()
+            .filter(|&&q| q >= start && q < at)
+            .count();
+        column.saturating_sub(2 * before).max(1)
+    }
+
+    /// A serde_json error of the whole text as one located sentence, in the file's columns.
+    pub fn error(&self, name: &str, e: &serde_json::Error) -> String {
+        records::json_error_at(name, e, self.file_column(e.line(), e.column()))
+    }
+}
+
+impl std::ops::Deref for Source<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.text
+    }
+}
+
 /// Python's `json` module writes `NaN`, `Infinity` and `-Infinity`, which JSON does not allow.
 /// Returns the text with each of them (outside strings) quoted, so that the document parses and
-/// the value can be reported where it is; `None` when there is none (the usual case).
-pub fn python_literals(text: &str) -> Option<String> {
+/// the value can be reported where it is, and the offset of each opening quote; `None` when
+/// there is none (the usual case).
+pub fn python_literals(text: &str) -> Option<(String, Vec<usize>)> {
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut in_string = false;
     let mut escaped = false;
+    let mut quotes = Vec::new();
     let mut i = 0;
     while let Some(&c) = bytes.get(i) {
         if in_string {
@@ -45,6 +107,7 @@ pub fn python_literals(text: &str) -> Option<String> {
                 // Every byte here is ASCII, so these are char boundaries.
                 let buf = out.get_or_insert_with(|| String::with_capacity(text.len() + 64));
                 buf.push_str(text.get(copied..i).unwrap_or(""));
+                quotes.push(buf.len());
                 buf.push('"');
                 buf.push_str(lit);
                 buf.push('"');
@@ -56,19 +119,19 @@ pub fn python_literals(text: &str) -> Option<String> {
     }
     let mut buf = out?;
     buf.push_str(text.get(copied..).unwrap_or(""));
-    Some(buf)
+    Some((buf, quotes))
 }
 
 /// The whole text as one JSON value, or the located sentence that says why not.
-pub fn whole(name: &str, text: &str) -> Result<Value, String> {
-    serde_json::from_str(text).map_err(|e| records::json_error(name, &e))
+pub fn whole(name: &str, text: &Source) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| text.error(name, &e))
 }
 
 /// Calls `each` with every non-empty line as a JSON value and its 1-based line number, in
 /// order; a line that is not JSON is rejected with its line and column.
 pub fn each_line(
     name: &str,
-    text: &str,
+    text: &Source,
     loaded: &mut Loaded,
     mut each: impl FnMut(&mut Loaded, u64, Value),
 ) {
@@ -89,10 +152,10 @@ pub fn each_line(
                     Location {
                         file: name.to_string(),
                         line: Some(line_no),
-                        column: Some(e.column() as u64),
+                        column: Some(text.file_column(k + 1, e.column()) as u64),
                         ..Location::default()
                     },
-                    format!("{what}: {e}"),
+                    format!("{what}: {}", records::serde_message(&e)),
                 );
             }
         }
@@ -261,10 +324,34 @@ mod tests {
     #[test]
     fn python_literals_are_quoted_outside_strings_only() {
         assert_eq!(python_literals(r#"{"a": 1}"#), None);
-        assert_eq!(
+        let (quoted, at) =
             python_literals(r#"{"r": Infinity, "s": "NaN \" Infinity", "t": [-Infinity, NaN]}"#)
-                .as_deref(),
-            Some(r#"{"r": "Infinity", "s": "NaN \" Infinity", "t": ["-Infinity", "NaN"]}"#)
+                .expect("literals");
+        assert_eq!(
+            quoted,
+            r#"{"r": "Infinity", "s": "NaN \" Infinity", "t": ["-Infinity", "NaN"]}"#
+        );
+        assert_eq!(at, [6, 48, 61]);
+    }
+
+    #[test]
+    fn errors_are_located_in_the_files_own_columns() {
+        // The fault (`x`) is at column 24 of line 2 of the file; two literals come before it
+        // on that line, and one on the line above.
+        let file = "{\"a\": NaN,\n \"b\": [NaN, -Infinity, x]}";
+        assert_eq!(file.lines().nth(1).and_then(|l| l.find('x')), Some(23));
+        let source = Source::new(file);
+        let e = serde_json::from_str::<Value>(&source).expect_err("not JSON");
+        assert_eq!((e.line(), e.column()), (2, 28));
+        assert!(source
+            .error("r.json", &e)
+            .starts_with("r.json:2:24: not valid JSON: "));
+        // Without literals the text is the file's own.
+        let plain = Source::new("[1, x]");
+        let e = serde_json::from_str::<Value>(&plain).expect_err("not JSON");
+        assert_eq!(
+            plain.error("r.json", &e),
+            "r.json:1:5: not valid JSON: expected value"
         );
     }
 

@@ -13,7 +13,7 @@ use crate::ingest::{Loaded, RunMeta, TimeUnit};
 use crate::table::{Row, Status};
 
 /// Reads LLMPerf's individual responses (or explains that a summary file is not them).
-pub fn parse(name: &str, text: &str) -> Loaded {
+pub fn parse(name: &str, text: &json::Source) -> Loaded {
     let mut loaded = Loaded::default();
     let items = match json::whole(name, text) {
         Ok(Value::Array(items)) => items,

@@ -75,7 +75,7 @@ enum Outcome {
 }
 
 /// Reads a vLLM result file or an SGLang output file.
-pub fn parse(name: &str, text: &str, tool: Tool) -> Loaded {
+pub fn parse(name: &str, text: &json::Source, tool: Tool) -> Loaded {
     let mut loaded = Loaded::default();
     let runs = match runs(name, text, tool, &mut loaded) {
         Ok(runs) => runs,
@@ -164,7 +164,12 @@ pub fn parse(name: &str, text: &str, tool: Tool) -> Loaded {
 }
 
 /// The runs in the file: one JSON object, or (vLLM `--append-result`, SGLang) one per line.
-fn runs(name: &str, text: &str, tool: Tool, loaded: &mut Loaded) -> Result<Vec<Run>, String> {
+fn runs(
+    name: &str,
+    text: &json::Source,
+    tool: Tool,
+    loaded: &mut Loaded,
+) -> Result<Vec<Run>, String> {
     let as_object = |v: Value| -> Result<Map<String, Value>, String> {
         match v {
             Value::Object(obj) => Ok(obj),
@@ -396,21 +401,46 @@ fn requests(
         return Outcome::SummaryOnly;
     };
     let n_requests = ttfts.len();
-    let mut n = n_requests;
-    for (key, arr) in &arrays.found {
-        if let Some(arr) = arr {
-            if arr.len() != n_requests {
-                loaded.reject(
-                    at(key, format!("$.{key}")),
-                    format!(
-                        "\"{key}\" has {} entries but \"ttfts\" has {n_requests}: the arrays must have one entry per request; only the {} requests that every array covers were read",
-                        arr.len(),
-                        arr.len().min(n)
-                    ),
-                );
-                n = n.min(arr.len());
+    // Arrays of another length than `ttfts`: one error for them all, located at the shortest
+    // array, and every request that not every array covers counted as skipped.
+    let differing: Vec<(&str, usize)> = arrays
+        .found
+        .iter()
+        .filter_map(|(key, arr)| Some((*key, arr.as_ref()?.len())))
+        .filter(|&(_, len)| len != n_requests)
+        .collect();
+    let lengths = differing.iter().map(|&(_, len)| len);
+    let n = lengths.clone().fold(n_requests, usize::min);
+    let longest = lengths.fold(n_requests, usize::max);
+    if !differing.is_empty() {
+        let shortest = differing
+            .iter()
+            .find(|&&(_, len)| len == n)
+            .map_or("ttfts", |&(key, _)| key);
+        // `"itls" and "errors" have 4 entries, "output_lens" has 2`: the arrays by length.
+        let mut by_length: Vec<(usize, Vec<String>)> = Vec::new();
+        for &(key, len) in &differing {
+            match by_length.iter_mut().find(|(l, _)| *l == len) {
+                Some((_, keys)) => keys.push(format!("\"{key}\"")),
+                None => by_length.push((len, vec![format!("\"{key}\"")])),
             }
         }
+        let listed: Vec<String> = by_length
+            .iter()
+            .map(|(len, keys)| match keys.split_last() {
+                Some((last, [])) => format!("{last} has {len} entries"),
+                Some((last, rest)) => format!("{} and {last} have {len} entries", rest.join(", ")),
+                None => String::new(),
+            })
+            .collect();
+        loaded.reject(
+            at(shortest, format!("$.{shortest}")),
+            format!(
+                "{} but \"ttfts\" has {n_requests}: the arrays must have one entry per request; only the {n} requests that every array covers were read",
+                listed.join(", ")
+            ),
+        );
+        loaded.error_count += (longest - n).saturating_sub(1) as u64;
     }
     let mut reconstructed = false;
     for k in 0..n {
