@@ -652,7 +652,8 @@ impl Spec {
             }]
         })?;
         let mut errors = Vec::new();
-        if let Ok(read) = serde_json::to_value(&spec) {
+        // Through the text rather than `to_value`: the wasm has that serializer already.
+        if let Ok(read) = serde_json::from_str::<Value>(&spec.to_json()) {
             unknown_fields(&value, &read, "", &mut errors);
         }
         errors.extend(spec.validate());
