@@ -326,11 +326,7 @@ fn text(r: &BudgetReport, excluded: u64) -> String {
             }
         }
     }
-    let mut hot: Vec<_> = r
-        .slices
-        .iter()
-        .filter(|sl| sl.burn_rate.is_some_and(|b| b > 1.0))
-        .collect();
+    let mut hot: Vec<_> = r.slices.iter().filter(|sl| sl.over_budget()).collect();
     if !hot.is_empty() {
         s.push_str(&format!(
             "\nslices spending faster than the budget allows (burn > 1), {} of {}:\n",

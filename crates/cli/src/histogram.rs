@@ -19,6 +19,7 @@ use crate::Outcome;
 const PRINTED_ERRORS: usize = 10;
 
 #[derive(clap::Args)]
+#[command(mut_arg("itl", |a| a.help("ITL target in ms, compared with every gap (a histogram counts gaps, not requests)")))]
 pub struct Args {
     /// `/metrics` dumps (Prometheus text exposition), one per replica.
     #[arg(value_name = "DUMP", required = true)]

@@ -305,6 +305,34 @@ pub struct Slice {
     pub burn_rate: Option<f64>,
 }
 
+impl Slice {
+    /// True when the slice spent its budget faster than the window allows: burn above 1 (see
+    /// [`burns_faster`]).
+    pub fn over_budget(&self) -> bool {
+        self.burn_rate.is_some_and(|b| burns_faster(b, 1.0))
+    }
+}
+
+/// Whether a burn rate is above `threshold`.
+///
+/// A burn rate is a quotient of fractions, so one that equals the threshold on paper can come out
+/// a rounding error above it: 6 bad of 60 at objective 0.9 is 0.1 / (1 − 0.9) =
+/// 1.0000000000000002, since 1 − 0.9 is 0.09999999999999998 in binary. A relative margin of
+/// 10⁻⁹ keeps such a tie from firing an alert, as "above the threshold" promises; a difference
+/// of one request in a billion still counts.
+///
+/// # Example
+/// ```
+/// use slo_core::budget::burns_faster;
+/// let burn = (6.0 / 60.0) / (1.0 - 0.9);
+/// assert!(burn > 1.0);                 // the rounding error
+/// assert!(!burns_faster(burn, 1.0));   // a tie is not above
+/// assert!(burns_faster((7.0 / 60.0) / (1.0 - 0.9), 1.0));
+/// ```
+pub fn burns_faster(burn: f64, threshold: f64) -> bool {
+    burn > threshold * (1.0 + 1e-9)
+}
+
 /// A duration for people, shared by the CLI and the app: "1 d 19 h", "3 h 5 min", "42 min", "30 s".
 ///
 /// # Example
@@ -695,7 +723,7 @@ pub fn budget(events: &[Event], config: &BudgetConfig) -> Result<BudgetReport, B
         let mut intervals: Vec<Interval> = Vec::new();
         let mut open: Option<f64> = None;
         for k in 0..n_bins {
-            let over = |w| burn_over(k, w).is_some_and(|b| b > alert.burn_rate);
+            let over = |w| burn_over(k, w).is_some_and(|b| burns_faster(b, alert.burn_rate));
             let firing = over(long) && over(short);
             match (firing, open) {
                 (true, None) => open = Some(eval_time(k)),
@@ -726,9 +754,11 @@ pub fn budget(events: &[Event], config: &BudgetConfig) -> Result<BudgetReport, B
     }
     if let Some(longest) = config.alerts.iter().map(|a| a.long_s).reduce(f64::max) {
         if report.covered_s < longest {
-            report.notes.push(
-                "the log is shorter than the longest alert window; early windows are computed over the data there is".to_string(),
-            );
+            report.notes.push(format!(
+                "the data in the window spans {}, less than the longest alert window ({}): early windows are computed over the data there is",
+                fmt_span(report.covered_s),
+                fmt_span(longest)
+            ));
         }
     }
     Ok(report)

@@ -1855,17 +1855,20 @@ fn analyse_group(
         .iter()
         .map(|&q| {
             let merged_q = histogram_quantile(&h, q);
+            let estimates: Vec<Option<QuantileEstimate>> = group
+                .iter()
+                .map(|m| histogram_quantile(&m.histogram, q))
+                .collect();
             let per_replica_ms: Vec<(String, Option<f64>)> = group
                 .iter()
-                .map(|m| {
-                    (
-                        m.replica.clone(),
-                        histogram_quantile(&m.histogram, q).map(|e| e.value_ms),
-                    )
-                })
+                .zip(&estimates)
+                .map(|(m, e)| (m.replica.clone(), e.as_ref().map(|e| e.value_ms)))
                 .collect();
             let values: Vec<f64> = per_replica_ms.iter().filter_map(|(_, v)| *v).collect();
-            let mean_of_replicas_ms = (group.len() > 1 && !values.is_empty())
+            // A replica whose percentile lies above its last finite edge has only a lower bound
+            // ("≥ 1,000 ms"): a mean with it in would be no figure at all.
+            let bounded = estimates.iter().flatten().any(|e| e.lower_bound_only);
+            let mean_of_replicas_ms = (group.len() > 1 && !values.is_empty() && !bounded)
                 .then(|| values.iter().sum::<f64>() / values.len() as f64);
             let error_ms = match (mean_of_replicas_ms, &merged_q) {
                 (Some(m), Some(e)) if !e.lower_bound_only => Some(m - e.value_ms),

@@ -324,3 +324,28 @@ fn diagnosis_needs_queue_times() {
         Err(BudgetError::NoQueueTimes)
     );
 }
+
+#[test]
+fn a_burn_exactly_at_a_threshold_does_not_fire() {
+    // Three days, a request a minute, every tenth one bad: burn exactly 1 everywhere at
+    // objective 0.9 (10 % allowed), which floating point computes as 1.0000000000000002.
+    let events: Vec<Event> = (0..3 * 1440)
+        .map(|i| Event {
+            t_s: T0 + f64::from(i) * MIN,
+            good: i % 10 != 9,
+        })
+        .collect();
+    let r = budget(&events, &BudgetConfig::new(0.9, 28.0)).expect("a budget");
+    assert_eq!((r.attempted, r.bad), (4320, 432));
+    assert!(
+        r.alerts.iter().all(|a| a.intervals.is_empty()),
+        "{:?}",
+        r.alerts
+    );
+    assert!(r.slices.iter().all(|s| !s.over_budget()));
+    // One more bad request in a slice is above the budget's pace.
+    let mut more = events.clone();
+    more[0].good = false;
+    let r = budget(&more, &BudgetConfig::new(0.9, 28.0)).expect("a budget");
+    assert!(r.slices.first().is_some_and(|s| s.over_budget()));
+}

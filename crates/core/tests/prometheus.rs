@@ -20,7 +20,8 @@
 //!   Replica a: rank 90 in (0.5, 1.0] (80 → 95): 0.5 + 0.5 · 10/15 = 0.83333 s; replica b: rank 90
 //!   in (0.5, 1.0] (60 → 90): 1.0 s. Mean of the two: 0.91667 s, off by -27.78 ms (-2.94 %).
 //! - p50: rank 100 in (0.25, 0.5] (80 → 140): 0.25 + 0.25 · 20/60 = 0.33333 s.
-//! - p99.9: rank 199.8 is above the 2.5 s bucket (197): 2.5 s, a lower bound.
+//! - p99.9: rank 199.8 is above the 2.5 s bucket (197): 2.5 s, a lower bound; so are the
+//!   replicas' (ranks 99.9 above 99 and 98), and their mean is not computed.
 
 use slo_core::prometheus::{
     analyse, fraction_at_or_under, histogram_quantile, merge, read_dump, recommend_edges, Analysis,
@@ -146,6 +147,17 @@ fn fixture_percentiles_and_the_mean_of_replica_percentiles() {
     assert!((p90.error_ms.unwrap() + 27.777_777_8).abs() < 1e-6);
     let p999 = p(99.9).merged.clone().unwrap();
     assert_eq!((p999.value_ms, p999.lower_bound_only), (2500.0, true));
+    // Both replicas' p99.9 lie above 2.5 s too: lower bounds, so their mean is no figure.
+    assert_eq!(
+        p(99.9)
+            .per_replica_ms
+            .iter()
+            .map(|(_, v)| *v)
+            .collect::<Vec<_>>(),
+        [Some(2500.0), Some(2500.0)]
+    );
+    assert_eq!(p(99.9).mean_of_replicas_ms, None);
+    assert_eq!(p(99.9).error_ms, None);
 }
 
 #[test]
