@@ -143,9 +143,16 @@ impl SweepPoint {
         } else if let Some(rate) = rate_from_name(&name) {
             (rate, RateSource::FileName)
         } else {
+            let stated = match loaded.meta.request_rate {
+                Some(r) => format!(
+                    "the file's request_rate, {}, is not a positive rate",
+                    rate_label(r)
+                ),
+                None => "the file states none".to_string(),
+            };
             return Err(RateError {
                 file: name.clone(),
-                message: "no request rate: the file states none and its name holds none; type it (in the CLI: --rate FILE=RATE)".to_string(),
+                message: format!("no request rate: {stated} and its name holds none; type it (in the CLI: --rate FILE=RATE)"),
             });
         };
         let duration = run_duration(&[&loaded], &loaded.table, None);
@@ -225,6 +232,10 @@ pub fn fmt_rate(r: f64) -> String {
 /// assert_eq!(rate_from_name("rate_inf.json"), Some(RequestRate::Infinite));
 /// assert_eq!(rate_from_name("results.json"), None);
 /// assert_eq!(rate_from_name("2024-05-01_run.json"), None);
+/// // `inf` only as a word, and no date taken for a rate.
+/// assert_eq!(rate_from_name("sweep_inference_3rps.json"), Some(RequestRate::PerSecond(3.0)));
+/// assert_eq!(rate_from_name("rate_info_5.json"), Some(RequestRate::PerSecond(5.0)));
+/// assert_eq!(rate_from_name("sweep_20240607_8.json"), None);
 /// ```
 pub fn rate_from_name(name: &str) -> Option<RequestRate> {
     let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
@@ -258,11 +269,22 @@ pub fn rate_from_name(name: &str) -> Option<RequestRate> {
             if at(i).is_some_and(|c| matches!(c, b'_' | b'-' | b'=' | b':')) {
                 i += 1;
             }
-            if s.get(i..).is_some_and(|t| t.starts_with("inf")) {
+            // `inf` as a word of its own (`rate_inf`), not the start of one (`sweep_inference`).
+            let word: String = s
+                .get(i..)
+                .unwrap_or("")
+                .chars()
+                .take_while(char::is_ascii_alphabetic)
+                .collect();
+            if matches!(word.as_str(), "inf" | "infinite" | "infinity") {
                 return Some(RequestRate::Infinite);
             }
-            if let Some((x, _)) = number_at(&s, i) {
-                if let Some(r) = positive(RequestRate::PerSecond(x)) {
+            if let Some((x, end)) = number_at(&s, i) {
+                // `sweep_20240607_8`: a number followed by another is a date or a run's
+                // numbering, not a rate; the name is then left to the rules below.
+                let another = at(end).is_some_and(|c| matches!(c, b'_' | b'-'))
+                    && at(end + 1).is_some_and(|c| c.is_ascii_digit());
+                if let Some(r) = positive(RequestRate::PerSecond(x)).filter(|_| !another) {
                     return Some(r);
                 }
             }
@@ -490,7 +512,11 @@ pub fn capacity(curve: &[(f64, f64)], objective: f64) -> Capacity {
         .copied()
         .filter(|(r, a)| r.is_finite() && a.is_finite())
         .collect();
-    order::sort_by(&mut pts, |x, y| x.0.total_cmp(&y.0));
+    // By rate, and at one rate the lowest attainment first: a rate passes only when every file
+    // measured at it does, whatever the files are called.
+    order::sort_by(&mut pts, |x, y| {
+        x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1))
+    });
     let obj = fmt_pct(objective);
     let Some(&(lowest, _)) = pts.first() else {
         return Capacity {
@@ -1218,7 +1244,7 @@ fn lint_point(p: &SweepPoint, info: &PointInfo, report: &Report, spec: &Spec, ou
 /// # Formula
 /// N = ceil(peak / capacity) + 1: N - 1 replicas carry the peak, one more covers a failure.
 /// The ratio is taken down by 1e-9 (relative) before `ceil`, so that float noise such as
-/// 1.1 / 0.1 = 11.000000000000002 does not add a replica.
+/// 2.7 / 0.3 = 9.000000000000002 does not add a replica.
 /// # Edge cases
 /// Capacity not a positive finite number, or peak negative or not finite: `None`. Peak 0: 1.
 /// # Example
@@ -1227,6 +1253,8 @@ fn lint_point(p: &SweepPoint, info: &PointInfo, report: &Report, spec: &Spec, ou
 /// assert_eq!(replicas_needed(40.0, 6.0), Some(8)); // 7 carry 40 req/s, +1 spare
 /// assert_eq!(replicas_needed(12.0, 6.0), Some(3));
 /// assert_eq!(replicas_needed(1.1, 0.1), Some(12));
+/// assert!(2.7 / 0.3 > 9.0); // the noise
+/// assert_eq!(replicas_needed(2.7, 0.3), Some(10)); // 9 carry the peak, +1 spare
 /// assert_eq!(replicas_needed(10.0, 0.0), None);
 /// ```
 pub fn replicas_needed(peak_rps: f64, capacity_rps_per_replica: f64) -> Option<u64> {

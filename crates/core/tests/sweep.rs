@@ -386,6 +386,24 @@ fn files_without_a_rate_are_all_listed() {
     let files: Vec<&str> = errors.iter().map(|e| e.file.as_str()).collect();
     assert_eq!(files, ["a.json", "b.json"]);
     assert!(errors[0].to_string().contains("--rate FILE=RATE"));
+    assert!(errors[0].message.contains("the file states none"));
+    // A rate the file states but that is not positive is said as such.
+    let zero = RunMeta {
+        request_rate: Some(RequestRate::PerSecond(0.0)),
+        ..RunMeta::default()
+    };
+    let errors = sweep_points(vec![SweepInput {
+        loaded: loaded("c.json", zero),
+        rate_override: None,
+    }])
+    .expect_err("no usable rate");
+    assert!(
+        errors[0]
+            .message
+            .contains("the file's request_rate, 0 req/s, is not a positive rate"),
+        "{}",
+        errors[0]
+    );
 }
 
 // ---------------------------------------------------------------- the sweep
@@ -951,4 +969,21 @@ fn vllm_fixture_sweep_matches_the_generator() {
         .and_then(|x| x.attainment);
     assert_close(as_written, 0.975, "attainment at 8 req/s as written");
     assert!(c.passing_from_factor.is_some_and(|f| f > 1.0));
+}
+
+#[test]
+fn two_files_at_one_rate_pass_it_only_together_whatever_their_order() {
+    // At 8 req/s one file fails (97.5 %) and one passes (100 %): 8 does not hold the SLO, in
+    // whichever order the files came (their names decide it).
+    let passing_first = [(1.0, 1.0), (6.0, 1.0), (8.0, 1.0), (8.0, 0.975)];
+    let failing_first = [(1.0, 1.0), (6.0, 1.0), (8.0, 0.975), (8.0, 1.0)];
+    for curve in [passing_first, failing_first] {
+        let c = slo_core::sweep::capacity(&curve, 0.99);
+        assert_eq!(
+            (c.passing_rps, c.first_failing_rps),
+            (Some(6.0), Some(8.0)),
+            "{curve:?}: {}",
+            c.message
+        );
+    }
 }

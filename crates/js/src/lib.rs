@@ -120,7 +120,8 @@ struct SweepFileInput {
 
 /// Capacity from a load sweep: one result file per offered rate.
 ///
-/// `files`: `[{name, text, rate?}]` (the rate is read from the file, else its name, else `rate`);
+/// `files`: `[{name, text, rate?}]` (`rate` when given, as a typed rate; else the file's own
+/// rate, else its name's);
 /// `spec` as for `report`. Returns the sweep report (curves, capacity, lints), or throws a
 /// sentence naming every file whose rate is unknown or that could not be read.
 #[wasm_bindgen]
