@@ -406,7 +406,7 @@ impl AppState {
         }
         let mut good = Vec::new();
         let mut unmapped: Vec<String> = Vec::new();
-        let mut skipped = 0u64;
+        let skipped = slo_core::ingest::rows_skipped(files.iter().filter(|f| f.fatal.is_none()));
         for loaded in files {
             let name = loaded.provenance.name.clone();
             for h in &loaded.unmapped_columns {
@@ -418,7 +418,6 @@ impl AppState {
                 details.push(fatal.clone());
                 continue;
             }
-            skipped += loaded.error_count;
             details.extend(loaded.errors.iter().map(|e| e.to_string()));
             if loaded.error_count > loaded.errors.len() as u64 {
                 details.push(format!(

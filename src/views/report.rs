@@ -52,18 +52,19 @@ fn parse_target(text: &str) -> Result<Option<f64>, String> {
 fn QuickTargets() -> impl IntoView {
     let state = expect_context::<AppState>();
     let spec = state.spec;
-    let first = move |ind: Indicator| {
-        spec.with_untracked(|s| {
-            s.classes
-                .first()
-                .and_then(|c| c.targets.first())
-                .and_then(|t| t.fixed_ms(ind))
-                .map_or(String::new(), fmt::num)
-        })
-    };
     let field = move |ind: Indicator, label: &'static str, help: &'static str| {
         let error = RwSignal::new(None::<String>);
         let id = format!("target-{}", ind.key());
+        // One field sets every cell, so it is offered only while every cell has the same
+        // target: typed into, it would overwrite targets set per class or input length.
+        let varies = Memo::new(move |_| spec.with(|s| s.uniform_target(ind).is_none()));
+        let shown = move || {
+            spec.with_untracked(|s| {
+                s.uniform_target(ind)
+                    .flatten()
+                    .map_or(String::new(), fmt::num)
+            })
+        };
         let on_input = move |ev| {
             let text = event_target_value(&ev).replace(',', "");
             match parse_target(&text) {
@@ -91,9 +92,18 @@ fn QuickTargets() -> impl IntoView {
         view! {
             <div class="field">
                 <label for=id.clone()>{label}</label>
-                <input id=id.clone() data-testid=id.clone() type="text" inputmode="decimal" value=first(ind) on:input=on_input
-                    aria-invalid=move || error.get().is_some().then_some("true") />
-                <small class="help">{help}</small>
+                {move || if varies.get() {
+                    view! {
+                        <input id=id.clone() data-testid=id.clone() type="text" disabled placeholder="varies" />
+                        <small class="help">"differs by class or input length: set it on the Targets tab"</small>
+                    }.into_any()
+                } else {
+                    view! {
+                        <input id=id.clone() data-testid=id.clone() type="text" inputmode="decimal" value=shown() on:input=on_input
+                            aria-invalid=move || error.get().is_some().then_some("true") />
+                        <small class="help">{help}" (every class)"</small>
+                    }.into_any()
+                }}
                 {move || error.get().map(|e| view! { <small class="field-error" role="alert">{e}</small> })}
             </div>
         }
@@ -151,6 +161,7 @@ fn Body(report: Shared<Report>) -> impl IntoView {
     view! {
         <div class="report-actions"><SaveReport /></div>
         <Headline g=o.clone() objective=r.objective />
+        <SkippedRows />
         <div class="cards">
             <div class="card" data-testid="goodput">
                 <h3>"Goodput"</h3>
@@ -231,11 +242,16 @@ fn Matrix(report: std::sync::Arc<Report>) -> impl IntoView {
                             }
                             .into_any()
                         }
-                        _ => view! { <td class="cell empty">"—"<small class="n">"no requests"</small></td> }.into_any(),
+                        _ => view! { <td class="cell no-requests">"—"<small class="n">"no requests"</small></td> }.into_any(),
                     }
                 })
                 .collect_view();
-            view! { <tr><th scope="row">{name}</th>{cells}<td class="num">{fmt::pct(class.attainment)}</td></tr> }
+            let mark = match class.meets_objective {
+                Some(true) => " ✓",
+                Some(false) => " ✗",
+                None => "",
+            };
+            view! { <tr><th scope="row">{name}</th>{cells}<td class="whole">{fmt::pct(class.attainment)}{mark}</td></tr> }
         })
         .collect_view();
     view! {
@@ -360,6 +376,30 @@ fn Headline(g: GroupReport, objective: f64) -> impl IntoView {
     }
 }
 
+/// Rows of the loaded files that could not be read: not in any figure, so said beside them.
+#[component]
+fn SkippedRows() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    move || {
+        let skipped = state
+            .files
+            .with(|files| slo_core::ingest::rows_skipped(files.iter().map(|f| &*f.0)));
+        (skipped > 0).then(|| {
+            view! {
+                <p class="callout" data-testid="rows-skipped">
+                    {format!(
+                        "⚠ {} row{} of the files could not be read and {} not in these figures: ",
+                        fmt::count(skipped),
+                        if skipped == 1 { "" } else { "s" },
+                        if skipped == 1 { "is" } else { "are" }
+                    )}
+                    <button class="link" on:click=move |_| go(Tab::Data)>"see why on the Data tab"</button>
+                </p>
+            }
+        })
+    }
+}
+
 fn verdict(pass: Option<bool>) -> &'static str {
     match pass {
         Some(true) => "✓ pass",
@@ -371,6 +411,9 @@ fn verdict(pass: Option<bool>) -> &'static str {
 /// Marginal percentiles by the chosen method, linear, nearest and nearest-rank, with verdicts.
 #[component]
 fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
+    let spec = expect_context::<AppState>().spec;
+    // Targets that differ by class or input length: the pooled percentiles have no one target.
+    let per_cell = move |ind: Indicator| spec.with_untracked(|s| s.uniform_target(ind).is_none());
     let rows: Vec<&IndicatorReport> = g.indicators.iter().filter(|i| i.stats.n > 0).collect();
     let body = rows
         .iter()
@@ -387,7 +430,11 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
                         <td class="num" data-testid=id("nearest")>{fmt::opt(p.nearest)}</td>
                         <td class="num" data-testid=id("nearest_rank")>{fmt::opt(p.nearest_rank)}</td>
                         <td class="num">{p.ci95.map_or("—".to_string(), |(a, b)| format!("{}–{}", fmt::num(a), fmt::num(b)))}</td>
-                        <td class="num">{ind.target_ms.map_or(String::new(), |t| format!("≤ {}", fmt::num(t)))}</td>
+                        <td class="num">{match ind.target_ms {
+                            Some(t) => format!("≤ {}", fmt::num(t)),
+                            None if per_cell(ind.indicator) => "per cell".to_string(),
+                            None => String::new(),
+                        }}</td>
                         <td data-testid=id("verdict")>{verdict(v.pass)}{v.flipped.then_some(" — flips with method")}</td>
                     </tr>
                 }
@@ -400,6 +447,9 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
             {format!("Method: {method}. ")}
             "Each percentile looks at one indicator alone; the headline counts requests that met every target at once. "
             "Rows marked “flips” pass by one method and fail by another: write the method into the SLO."
+            {g.indicators.iter().any(|i| i.stats.n > 0 && i.target_ms.is_none() && per_cell(i.indicator)).then_some(
+                " A target “per cell” differs by class or input length: these percentiles pool every request, so each cell's verdict is in the class × input length table."
+            )}
         </p>
         <div class="scroll">
             <table class="pct" data-testid="percentiles-table">
@@ -409,7 +459,7 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
                     <th title="numpy 'linear' (Hyndman & Fan type 7), vLLM's choice">"linear"</th>
                     <th title="numpy 'nearest'">"nearest"</th>
                     <th title="smallest value with at least q % of values at or below it">"nearest-rank"</th>
-                    <th title="distribution-free 95 % interval from order statistics">"95 % CI"</th>
+                    <th title="distribution-free 95 % interval from order statistics; — when there are too few requests to bound that percentile">"95 % CI"</th>
                     <th>"target"</th><th>"verdict"</th>
                 </tr></thead>
                 <tbody>{body}</tbody>
@@ -582,7 +632,7 @@ fn Cdfs(g: GroupReport) -> impl IntoView {
         .collect_view();
     view! {
         <h2>"Distributions"</h2>
-        <p class="muted">"Each curve shows the fraction of requests at or below a latency; the dashed line is the target."</p>
+        <p class="muted">"Each curve shows the fraction of requests at or below a latency; a dashed line marks the target when every class and input length has the same one."</p>
         <div class="chart-grid">{charts}</div>
     }
 }

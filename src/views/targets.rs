@@ -141,12 +141,7 @@ fn set_edges(s: &mut Spec, v: &str) {
         .split([',', ' '])
         .filter_map(|p| p.trim().replace('k', "000").parse().ok())
         .collect();
-    let n = edges.len() + 1;
-    s.bucket_edges = edges;
-    for c in &mut s.classes {
-        let first = c.targets.first().copied().unwrap_or_default();
-        c.targets.resize(n, first);
-    }
+    s.set_bucket_edges(edges);
 }
 
 /// One class: name, rule, and a row of targets per bucket.

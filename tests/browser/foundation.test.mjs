@@ -72,6 +72,13 @@ test("bad input gives a located message and keeps the page working", async () =>
   await data.open();
   assert.match(await data.notice().innerText(), /pasted text:2:2: column "ttft_ms": "abc" is not a number/);
   assert.match(await data.notice().innerText(), /Loaded 9 requests/);
+  // The report says that a row is not in its figures, beside them.
+  await page.getByTestId("tab-report").click();
+  assert.match(
+    await page.getByTestId("rows-skipped").innerText(),
+    /1 row of the files could not be read and is not in these figures/,
+  );
+  await data.open();
 
   // A paste with nothing readable keeps the previous data.
   await data.paste("hello\nworld\n");

@@ -28,6 +28,9 @@ test("a target change on the Targets tab changes the report; the spec survives a
   assert.match(await targets.problems(), /valid/);
   await page.getByTestId("tab-report").click();
   assert.equal(await report.text("attainment"), "90 %");
+  // One TPOT target in every cell: the Report's quick field shows it and may set it.
+  assert.equal(await page.getByTestId("target-tpot_ms").inputValue(), "70");
+  assert.equal(await page.getByTestId("target-tpot_ms").isDisabled(), false);
 
   await page.reload();
   await targets.open();
@@ -93,5 +96,33 @@ test("a corrupt stored spec is kept aside and reported", async () => {
   await page.getByTestId("tab-targets").click();
   assert.match(await page.getByTestId("spec-notice").innerText(), /could not be read/);
   assert.equal(await page.evaluate(() => localStorage.getItem("slo-workbench.spec.unreadable")), "{not json");
+  await context.close();
+});
+
+test("targets set per input length stay with their lengths, and the Report's one field leaves them alone", async () => {
+  const { page, context } = await openPage(app.browser, app.url);
+  await new DataPage(page).open();
+  await new DataPage(page).paste(worked);
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  const targets = new TargetsPage(page);
+  await targets.open();
+  // Two buckets, a longer TTFT target for prompts of 2,000 tokens and more.
+  await targets.setField("spec-buckets", "2000");
+  await targets.setField("cell-0-1-ttft", 2500);
+  await page.getByTestId("tab-report").click();
+  const ttft = page.getByTestId("target-ttft_ms");
+  assert.equal(await ttft.isDisabled(), true);
+  assert.equal(await ttft.getAttribute("placeholder"), "varies");
+  // TPOT is still one target everywhere: its field stays.
+  assert.equal(await page.getByTestId("target-tpot_ms").isDisabled(), false);
+  assert.equal(await page.getByTestId("target-tpot_ms").inputValue(), "50");
+  // An edge added below: 1,000–2,000 tokens had the short prompts' 500 ms, 2,000 and more keep 2.5 s.
+  await targets.open();
+  await targets.setField("spec-buckets", "1000, 2000");
+  assert.deepEqual(
+    [await targets.value("cell-0-0-ttft"), await targets.value("cell-0-1-ttft"), await targets.value("cell-0-2-ttft")],
+    ["500", "500", "2,500"],
+  );
   await context.close();
 });

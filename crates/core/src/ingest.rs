@@ -287,6 +287,12 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
+/// The rows of `files` that could not be read (each file's `error_count`): what a report on
+/// them leaves out.
+pub fn rows_skipped<'a>(files: impl IntoIterator<Item = &'a Loaded>) -> u64 {
+    files.into_iter().map(|f| f.error_count).sum()
+}
+
 /// Lower-case hex SHA-256 of `bytes`.
 ///
 /// # Example

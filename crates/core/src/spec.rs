@@ -429,6 +429,53 @@ impl Spec {
         self.bucket_edges.len() + 1
     }
 
+    /// Sets new bucket edges, and gives each new bucket the targets of the old bucket its
+    /// shortest prompts were in: the targets follow the input lengths, not the positions.
+    ///
+    /// # Example
+    /// ```
+    /// use slo_core::spec::{Spec, Targets, TtftTarget};
+    /// let ttft = |ms| Targets { ttft: Some(TtftTarget::Fixed { ms }), ..Targets::default() };
+    /// let mut spec = Spec::single(ttft(500.0));
+    /// spec.bucket_edges = vec![2000, 16000];
+    /// spec.classes[0].targets = vec![ttft(500.0), ttft(2500.0), ttft(10_000.0)];
+    /// // An edge at 8k: 2k–8k and 8k–16k both had 2.5 s; 16k and more keep 10 s.
+    /// spec.set_bucket_edges(vec![2000, 8000, 16000]);
+    /// let ms: Vec<f64> = spec.classes[0].targets.iter().filter_map(|t| t.ttft?.fixed_ms()).collect();
+    /// assert_eq!(ms, [500.0, 2500.0, 2500.0, 10_000.0]);
+    /// ```
+    pub fn set_bucket_edges(&mut self, edges: Vec<u64>) {
+        let old = std::mem::replace(&mut self.bucket_edges, edges);
+        let lowest = |b: usize| match b.checked_sub(1) {
+            None => 0,
+            Some(e) => self.bucket_edges.get(e).copied().unwrap_or(0),
+        };
+        let from: Vec<usize> = (0..self.n_buckets())
+            .map(|b| old.iter().filter(|&&e| e <= lowest(b)).count())
+            .collect();
+        for class in &mut self.classes {
+            let first = class.targets.first().copied().unwrap_or_default();
+            class.targets = from
+                .iter()
+                .map(|&b| class.targets.get(b).copied().unwrap_or(first))
+                .collect();
+        }
+    }
+
+    /// The target every cell has on `indicator`, `Some(None)` when no cell has one; `None` when
+    /// the cells' targets differ or one is per token: what a single field for the whole spec
+    /// can show and set.
+    pub fn uniform_target(&self, indicator: Indicator) -> Option<Option<f64>> {
+        let mut cells = self.classes.iter().flat_map(|c| c.targets.iter());
+        let first = cells.next()?;
+        let value = |t: &Targets| match (indicator, t.ttft) {
+            (Indicator::Ttft, Some(TtftTarget::PerToken { .. })) => Err(()),
+            _ => Ok(t.fixed_ms(indicator)),
+        };
+        let v = value(first).ok()?;
+        cells.all(|t| value(t) == Ok(v)).then_some(v)
+    }
+
     /// The bucket of a request with `input_tokens` prompt tokens.
     ///
     /// # Formula
@@ -914,6 +961,57 @@ mod tests {
         spec.expected_requests_per_window = Some(1_000_000);
         spec.budget_policy = "freeze releases".into();
         spec
+    }
+
+    #[test]
+    fn a_target_is_uniform_only_when_every_cell_has_it() {
+        let mut spec = chat();
+        assert_eq!(spec.uniform_target(Indicator::Ttft), Some(Some(500.0)));
+        assert_eq!(spec.uniform_target(Indicator::E2e), Some(None));
+        spec.classes[0].targets[2].ttft = Some(TtftTarget::Fixed { ms: 2500.0 });
+        assert_eq!(spec.uniform_target(Indicator::Ttft), None);
+        assert_eq!(spec.uniform_target(Indicator::Tpot), Some(Some(50.0)));
+        spec.classes[0].targets[1].tpot_ms = None;
+        assert_eq!(spec.uniform_target(Indicator::Tpot), None);
+        let mut per_token = Spec::single(Targets {
+            ttft: Some(TtftTarget::PerToken {
+                base_ms: 500.0,
+                per_token_ms: 0.2,
+            }),
+            ..Targets::default()
+        });
+        assert_eq!(per_token.uniform_target(Indicator::Ttft), None);
+        per_token.classes.clear();
+        assert_eq!(per_token.uniform_target(Indicator::Ttft), None);
+    }
+
+    #[test]
+    fn new_bucket_edges_keep_each_length_s_targets() {
+        let ttft = |ms| Targets {
+            ttft: Some(TtftTarget::Fixed { ms }),
+            ..Targets::default()
+        };
+        let mut spec = chat();
+        spec.classes[0].targets = vec![ttft(500.0), ttft(2500.0), ttft(10_000.0)];
+        let ms = |s: &Spec| -> Vec<f64> {
+            s.classes[0]
+                .targets
+                .iter()
+                .filter_map(|t| t.ttft?.fixed_ms())
+                .collect()
+        };
+        // One edge removed: <2k and >=2k; the second bucket starts at 2000, in the old 2k–16k.
+        let mut fewer = spec.clone();
+        fewer.set_bucket_edges(vec![2000]);
+        assert_eq!(ms(&fewer), [500.0, 2500.0]);
+        // No edges: one bucket, the shortest prompts' targets.
+        let mut none = spec.clone();
+        none.set_bucket_edges(Vec::new());
+        assert_eq!(ms(&none), [500.0]);
+        // Edges moved: <4k starts in the old <2k, 4k–32k in 2k–16k, >=32k in >=16k.
+        spec.set_bucket_edges(vec![4000, 32_000]);
+        assert_eq!(ms(&spec), [500.0, 2500.0, 10_000.0]);
+        assert!(spec.validate().is_empty());
     }
 
     #[test]
