@@ -182,10 +182,16 @@ fn Notice() -> impl IntoView {
     let state = expect_context::<AppState>();
     move || {
         state.notice.get().map(|n| {
-            let class = if n.failed {
-                "notice error"
-            } else {
-                "notice ok"
+            // Loaded, but with rows left out: not the plain green of a clean load.
+            let skipped = !n.failed
+                && state
+                    .files
+                    .with(|files| slo_core::ingest::rows_skipped(files.iter().map(|f| &*f.0)))
+                    > 0;
+            let (class, mark) = match (n.failed, skipped) {
+                (true, _) => ("notice error", "✗ "),
+                (false, true) => ("notice warn", "⚠ "),
+                (false, false) => ("notice ok", "✓ "),
             };
             let details = n
                 .details
@@ -194,7 +200,7 @@ fn Notice() -> impl IntoView {
                 .collect_view();
             view! {
                 <div class=class role="status" data-testid="load-notice">
-                    <strong>{if n.failed { "✗ " } else { "✓ " }}{n.headline}</strong>
+                    <strong>{mark}{n.headline}</strong>
                     <ul data-testid="load-details">{details}</ul>
                 </div>
             }

@@ -72,6 +72,9 @@ test("bad input gives a located message and keeps the page working", async () =>
   await data.open();
   assert.match(await data.notice().innerText(), /pasted text:2:2: column "ttft_ms": "abc" is not a number/);
   assert.match(await data.notice().innerText(), /Loaded 9 requests/);
+  // Loaded with a row left out: a warning, not the green of a clean load.
+  assert.match(await data.notice().getAttribute("class"), /\bwarn\b/);
+  assert.match(await data.notice().innerText(), /^⚠/);
   // The report says that a row is not in its figures, beside them.
   await page.getByTestId("tab-report").click();
   assert.match(
