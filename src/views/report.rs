@@ -180,7 +180,7 @@ fn Body(report: Shared<Report>) -> impl IntoView {
             <div class="card">
                 <h3>"Requests"</h3>
                 <p class="big">{fmt::count(o.attempted)}</p>
-                <p class="muted">{format!("attempted: {} completed, {} failed, {} cancelled and excluded", fmt::count(o.completed), fmt::count(o.failed), fmt::count(o.excluded))}</p>
+                <p class="muted">{format!("attempted: {} completed, {} failed (errors and timeouts), {} cancelled and counted as bad; {} more cancelled and left out", fmt::count(o.completed), fmt::count(o.failed), fmt::count(o.cancelled_counted), fmt::count(o.excluded))}</p>
             </div>
         </div>
         {o.notes.iter().map(|n| view! { <p class="callout" data-testid="joint-gap">"⚠ " {n.clone()}</p> }).collect_view()}
@@ -468,6 +468,16 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
     }
 }
 
+/// An axis of whole requests: with few, a tick at each one (plotly would put one at 0.2).
+fn whole_counts(axis: Axis, most: u64) -> Axis {
+    let axis = axis.tick_format("d");
+    if most <= 5 {
+        axis.dtick(1.0)
+    } else {
+        axis
+    }
+}
+
 fn outcome_words(o: Outcome) -> &'static str {
     match o {
         Outcome::Error => "error",
@@ -490,6 +500,7 @@ fn Failures(report: std::sync::Arc<Report>) -> impl IntoView {
     let mut plot = Figure::new();
     let labels: Vec<String> = o.failures.iter().map(|f| f.label.clone()).collect();
     let counts: Vec<u64> = o.failures.iter().map(|f| f.count).collect();
+    let most = counts.iter().copied().max().unwrap_or(0);
     plot.add_trace(
         Bar::new(counts, labels)
             .orientation(plotly::common::Orientation::Horizontal)
@@ -505,7 +516,10 @@ fn Failures(report: std::sync::Arc<Report>) -> impl IntoView {
                     .top(10)
                     .bottom(40),
             )
-            .x_axis(Axis::new().title(Title::with_text("bad requests"))),
+            .x_axis(whole_counts(
+                Axis::new().title(Title::with_text("bad requests")),
+                most,
+            )),
     );
     let figure = plot.to_json();
     let summary = o

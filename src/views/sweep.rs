@@ -810,6 +810,9 @@ pub(crate) const RED: &str = "#c0392b";
 pub(crate) const GREEN: &str = "#1e8449";
 pub(crate) const GREY: &str = "#7f8c8d";
 const BLUE: &str = "#2563eb";
+/// The classes' curves: none of them the objective's red, the capacity's green or the blue of
+/// all requests.
+const CLASS_COLOURS: [&str; 5] = ["#7c3aed", "#ea580c", "#0891b2", "#db2777", "#854d0e"];
 
 /// A line at `y` across the plot.
 pub(crate) fn hline(y: f64, color: &'static str, dash: DashType) -> Shape {
@@ -923,11 +926,14 @@ fn attainment_figure(r: &SweepReport, spec: &Spec) -> String {
             .hover_template("%{x} req/s: %{y:.1%} met every target<extra></extra>"),
     );
     if spec.classes.len() > 1 {
-        for c in r.curves.iter().filter(|c| c.class.is_some()) {
+        // Colours of their own: plotly's next defaults include the red and green of the
+        // objective and capacity lines, and a dashed class read as the objective.
+        let colours = CLASS_COLOURS.iter().cycle();
+        for (c, colour) in r.curves.iter().filter(|c| c.class.is_some()).zip(colours) {
             let (x, y) = series(c, |p| p.attainment);
             plot.add_trace(
                 trace(c.class.as_deref().unwrap_or_default(), x, y)
-                    .line(Line::new().dash(DashType::Dash).width(1.5)),
+                    .line(Line::new().dash(DashType::Dot).width(2.0).color(*colour)),
             );
         }
     }

@@ -825,7 +825,8 @@ pub struct GroupReport {
     pub timeouts: u64,
     /// Cancelled requests left out of the denominator.
     pub excluded: u64,
-    /// Cancelled requests counted as TTFT failures.
+    /// Cancelled requests counted as attempted and bad (TTFT failures the user gave up on, and
+    /// under `count_as_bad` every cancellation).
     pub cancelled_counted: u64,
     pub good: u64,
     /// good / attempted.
@@ -1548,12 +1549,13 @@ fn group_report(
                 .then(b.cmp(a))
         });
     let mut warnings = Vec::new();
-    if c.attempted < spec.min_requests {
+    // A group without requests has no attainment to be unsure of: it says "no requests" itself.
+    if c.attempted > 0 && c.attempted < spec.min_requests {
         warnings.push(format!(
             "only {} attempted requests (fewer than {}): the attainment interval is wide and one request moves it by {:.2} points",
             c.attempted,
             spec.min_requests,
-            if c.attempted > 0 { 100.0 / c.attempted as f64 } else { 100.0 }
+            100.0 / c.attempted as f64
         ));
     }
     let mut notes = Vec::new();

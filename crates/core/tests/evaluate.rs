@@ -584,3 +584,26 @@ fn prepare_in_blocks_numbers_unknown_cells_by_first_request_and_keeps_every_valu
         );
     }
 }
+
+#[test]
+fn a_cell_without_requests_has_no_sample_size_warning() {
+    // Two buckets; every request is short, so the >=2k cell is empty.
+    let rows: Vec<Row> = (0..3)
+        .map(|_| Row {
+            input_tokens: Some(100.0),
+            ..ok(100.0, 600.0, 11.0)
+        })
+        .collect();
+    let mut spec = Spec::single(chat_targets());
+    spec.bucket_edges = vec![2000];
+    spec.classes[0].targets = vec![chat_targets(); 2];
+    let r = report(&table(&rows), &spec, &Duration::unknown("-"));
+    let short = &r.cells[0];
+    let long = &r.cells[1];
+    assert_eq!((short.attempted, long.attempted), (3, 0));
+    assert!(short
+        .warnings
+        .iter()
+        .any(|w| w.starts_with("only 3 attempted")));
+    assert!(long.warnings.is_empty(), "{:?}", long.warnings);
+}
