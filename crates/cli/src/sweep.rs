@@ -127,7 +127,13 @@ pub fn run(args: Args) -> Result<Outcome, String> {
         write!(
             out,
             "{}",
-            text(&report, &spec, provisioning.as_ref(), scale.as_ref())
+            text(
+                &report,
+                &spec,
+                args.files.len(),
+                provisioning.as_ref(),
+                scale.as_ref()
+            )
         )
         .map_err(|e| e.to_string())
     };
@@ -298,13 +304,19 @@ fn attainment_row(p: &CurvePoint) -> String {
 fn text(
     r: &SweepReport,
     spec: &Spec,
+    files: usize,
     provisioning: Option<&Provisioning>,
     scale: Option<&ScaleCurve>,
 ) -> String {
     let mut s = String::new();
+    // A file that could not be placed on the curve (see the lints) is given but not a point.
+    let placed = if r.points.len() == files {
+        format!("{files} files")
+    } else {
+        format!("{files} files, {} on the curve", r.points.len())
+    };
     s.push_str(&format!(
-        "load sweep: {} files; objective {} of requests meeting every target ({}); percentiles by {}\n",
-        r.points.len(),
+        "load sweep: {placed}; objective {} of requests meeting every target ({}); percentiles by {}\n",
         fmt_pct(r.objective),
         targets_text(spec),
         spec.method.name()
@@ -329,7 +341,7 @@ fn text(
         .collect();
     if !typed_or_named.is_empty() {
         s.push_str(&format!(
-            "rates not stated in the file: {}\n",
+            "rates typed or read from the file name, not from the file: {}\n",
             typed_or_named.join(", ")
         ));
     }

@@ -1467,6 +1467,25 @@ fn sweep_typed_rate_wins_over_the_files_own_and_is_linted() {
     assert!(lints
         .iter()
         .any(|l| l["kind"] == "rate_overridden" && l["file"] == "sweep_2.json"));
+    // The text says where that rate came from: typed, though the file states one.
+    let text = slo(&[
+        "sweep",
+        &one,
+        &two,
+        "--ttft",
+        "500",
+        "--rate",
+        "sweep_2.json=3",
+    ]);
+    text.expect_code(0);
+    assert!(
+        text.stdout.starts_with("load sweep: 2 files; ")
+            && text.stdout.contains(
+                "rates typed or read from the file name, not from the file: sweep_2.json (typed)"
+            ),
+        "{}",
+        text.stdout
+    );
 }
 
 #[test]
