@@ -18,6 +18,7 @@ pub fn ReportView() -> impl IntoView {
     view! {
         <section class="panel">
             <SavedBanner />
+            <SampleBanner />
             <QuickTargets />
             {move || match state.report.get() {
                 Some(r) => view! { <Body report=r /> }.into_any(),
@@ -44,6 +45,25 @@ fn parse_target(text: &str) -> Result<Option<f64>, String> {
     match t.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(Some(v)),
         _ => Err(format!("{t:?} is not a positive number of milliseconds")),
+    }
+}
+
+/// While the built-in sample is shown (the first visit opens on it), what it is and where one's
+/// own logs go.
+#[component]
+fn SampleBanner() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    // (Not over a loading file's report shown ahead of its data, as for the header's badge.)
+    move || {
+        (state.sample.get() && state.early.with(Option::is_none)).then(|| {
+            view! {
+                <p class="callout" data-testid="sample-banner">
+                    "These figures are the built-in sample: the ten requests of the guide's worked example. "
+                    <button class="link" on:click=move |_| go(Tab::Data)>"Load your own request logs"</button>
+                    " on the Data tab; they stay in this browser."
+                </p>
+            }
+        })
     }
 }
 

@@ -240,6 +240,7 @@ test("the worker's report shows while the columns are on their way; the load kee
   assert.match(await page.getByTestId("load-progress").innerText(), /Report shown; readying the data for new targets/);
   assert.ok(await page.getByTestId("save-report").isDisabled());
   assert.equal(await page.getByTestId("sample-badge").count(), 0);
+  assert.equal(await page.getByTestId("sample-banner").count(), 0);
   await screenshot(page, "loading-early-report");
   await page.getByTestId("attainment").evaluate((el) => (el.__early = true));
   // The columns arrive: the same report stays, not drawn again.
@@ -296,6 +297,8 @@ test("a load stopped while its early report shows leaves the data loaded before,
   await page.getByTestId("try-sample").click();
   await page.waitForFunction(() => location.hash === "#report");
   assert.equal(await report.text("attainment"), "80 %");
+  // The report says it is the sample, and where one's own logs go.
+  assert.match(await page.getByTestId("sample-banner").innerText(), /built-in sample/);
   assert.equal(await page.getByTestId("load-progress").count(), 0);
   await page.waitForTimeout(1000);
   assert.equal(await report.text("attainment"), "80 %");
