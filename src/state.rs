@@ -361,6 +361,12 @@ impl AppState {
         changed
     }
 
+    /// Rows of the loaded files that could not be read (tracked: for the notices that say so).
+    pub fn rows_skipped(&self) -> u64 {
+        self.files
+            .with(|files| slo_core::ingest::rows_skipped(files.iter().map(|f| &*f.0)))
+    }
+
     /// How files are read: the chosen format, the default time unit and the column mapping,
     /// with the columns the current spec's class rules read (a rule written after the load
     /// finds its column only once the files are read again; until then the report warns).

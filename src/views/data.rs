@@ -183,11 +183,7 @@ fn Notice() -> impl IntoView {
     move || {
         state.notice.get().map(|n| {
             // Loaded, but with rows left out: not the plain green of a clean load.
-            let skipped = !n.failed
-                && state
-                    .files
-                    .with(|files| slo_core::ingest::rows_skipped(files.iter().map(|f| &*f.0)))
-                    > 0;
+            let skipped = !n.failed && state.rows_skipped() > 0;
             let (class, mark) = match (n.failed, skipped) {
                 (true, _) => ("notice error", "✗ "),
                 (false, true) => ("notice warn", "⚠ "),

@@ -401,9 +401,7 @@ fn Headline(g: GroupReport, objective: f64) -> impl IntoView {
 fn SkippedRows() -> impl IntoView {
     let state = expect_context::<AppState>();
     move || {
-        let skipped = state
-            .files
-            .with(|files| slo_core::ingest::rows_skipped(files.iter().map(|f| &*f.0)));
+        let skipped = state.rows_skipped();
         (skipped > 0).then(|| {
             view! {
                 <p class="callout" data-testid="rows-skipped">

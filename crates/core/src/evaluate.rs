@@ -146,15 +146,7 @@ fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool) -> Prepared 
         .classes
         .iter()
         .map(|c| match &c.rule {
-            ClassRule::Equals { column, value } => {
-                let col = table.label(&column.trim().to_ascii_lowercase())?;
-                let code = col
-                    .values
-                    .iter()
-                    .position(|v| v == value.trim())
-                    .map(|p| p as u32);
-                Some((col, code))
-            }
+            ClassRule::Equals { column, value } => rule_column(table, column, value),
             ClassRule::Default => None,
         })
         .collect();
@@ -279,6 +271,22 @@ fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool) -> Prepared 
         overall_stats,
         unassigned,
     }
+}
+
+/// The label column an `equals` rule reads (its name matched in lower case) and the code of its
+/// value there (`None`: no request has that value); `None` when the table has no such column.
+fn rule_column<'t>(
+    table: &'t RequestTable,
+    column: &str,
+    value: &str,
+) -> Option<(&'t LabelColumn, Option<u32>)> {
+    let col = table.label(&column.trim().to_ascii_lowercase())?;
+    let code = col
+        .values
+        .iter()
+        .position(|v| v == value.trim())
+        .map(|p| p as u32);
+    Some((col, code))
 }
 
 /// What `prepare` gathers each indicator's values from.
@@ -1287,13 +1295,15 @@ fn report_from(
             continue;
         };
         let name = &class.name;
-        let (column, value) = (column.trim(), value.trim());
-        match table.label(&column.to_ascii_lowercase()) {
+        match rule_column(table, column, value) {
             None => warnings.push(format!(
-                "class \"{name}\" matches no request: its rule reads the column \"{column}\", which the data does not have"
+                "class \"{name}\" matches no request: its rule reads the column \"{}\", which the data does not have",
+                column.trim()
             )),
-            Some(col) if !col.values.iter().any(|v| v == value) => warnings.push(format!(
-                "class \"{name}\" matches no request: no request has {column} = \"{value}\""
+            Some((_, None)) => warnings.push(format!(
+                "class \"{name}\" matches no request: no request has {} = \"{}\"",
+                column.trim(),
+                value.trim()
             )),
             Some(_) => {}
         }

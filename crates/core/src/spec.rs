@@ -445,14 +445,12 @@ impl Spec {
     /// assert_eq!(ms, [500.0, 2500.0, 2500.0, 10_000.0]);
     /// ```
     pub fn set_bucket_edges(&mut self, edges: Vec<u64>) {
-        let old = std::mem::replace(&mut self.bucket_edges, edges);
-        let lowest = |b: usize| match b.checked_sub(1) {
-            None => 0,
-            Some(e) => self.bucket_edges.get(e).copied().unwrap_or(0),
-        };
-        let from: Vec<usize> = (0..self.n_buckets())
-            .map(|b| old.iter().filter(|&&e| e <= lowest(b)).count())
+        // Each new bucket's shortest prompt (0, then each edge), in the old buckets.
+        let from: Vec<usize> = std::iter::once(0)
+            .chain(edges.iter().copied())
+            .map(|lowest| self.bucket_of(Some(lowest as f64)).unwrap_or(0))
             .collect();
+        self.bucket_edges = edges;
         for class in &mut self.classes {
             let first = class.targets.first().copied().unwrap_or_default();
             class.targets = from

@@ -72,14 +72,7 @@ pub fn parse(
                         column: Some(e.column() as u64),
                         ..at
                     },
-                    if e.is_eof() {
-                        format!(
-                            "the line ends too early (truncated file?): {}",
-                            serde_message(&e)
-                        )
-                    } else {
-                        format!("not valid JSON: {}", serde_message(&e))
-                    },
+                    line_error(&e),
                 ),
             }
         }
@@ -88,6 +81,16 @@ pub fn parse(
         loaded.fatal = Some(format!("{name}: no request objects found"));
     }
     loaded
+}
+
+/// Why a line of JSON Lines did not parse (its location is given apart).
+pub fn line_error(e: &serde_json::Error) -> String {
+    let what = if e.is_eof() {
+        "the line ends too early (truncated file?)"
+    } else {
+        "not valid JSON"
+    };
+    format!("{what}: {}", serde_message(e))
 }
 
 /// A serde_json error as one located sentence.

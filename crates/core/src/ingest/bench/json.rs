@@ -143,11 +143,6 @@ pub fn each_line(
         match serde_json::from_str::<Value>(line) {
             Ok(v) => each(loaded, line_no, v),
             Err(e) => {
-                let what = if e.is_eof() {
-                    "the line ends too early (truncated file?)"
-                } else {
-                    "not valid JSON"
-                };
                 loaded.reject(
                     Location {
                         file: name.to_string(),
@@ -155,7 +150,7 @@ pub fn each_line(
                         column: Some(text.file_column(k + 1, e.column()) as u64),
                         ..Location::default()
                     },
-                    format!("{what}: {}", records::serde_message(&e)),
+                    records::line_error(&e),
                 );
             }
         }
