@@ -267,7 +267,7 @@ fn Mapping() -> impl IntoView {
                 for (header, field, unit) in choices {
                     let f = fields()
                         .get(field.get_untracked())
-                        .map_or(Field::Ignore, |(f, _)| f.clone());
+                        .map_or(Field::Ignore, |(f, _)| *f);
                     m.columns.retain(|c| &c.header != header);
                     m.columns.push(MappedColumn {
                         header: header.clone(),

@@ -2,9 +2,9 @@
 
 use std::ops::Range;
 
-use super::fields::{self, Field, Resolved};
+use super::fields::{self, Field, Resolved, TimeUnit};
 use super::{Format, IngestOptions, Loaded, Location, MAX_LISTED_ERRORS};
-use crate::table::{LabelColumn, LabelIndex, Row};
+use crate::table::{LabelColumn, LabelIndex, Row, Status};
 
 /// The delimiter of the first line: the most frequent of `,` `\t` `;` `|` outside quotes.
 ///
@@ -434,6 +434,7 @@ fn read_header<'a>(
         .enumerate()
         .filter_map(|(k, c)| Some((k, c.clone().filter(|c| c.field != Field::Label)?)))
         .collect();
+    let takes = columns.iter().map(|c| Take::of(c.as_ref())).collect();
     Some(Layout {
         name,
         headers,
@@ -441,6 +442,7 @@ fn read_header<'a>(
         cells,
         has_status,
         labels,
+        takes,
     })
 }
 
@@ -466,6 +468,41 @@ struct Layout<'a> {
     has_status: bool,
     /// Position and name of each label column.
     labels: Vec<(usize, String)>,
+    /// How [`quick_row`] takes each column, by position.
+    takes: Vec<Take>,
+}
+
+/// How [`quick_row`] takes one column of a row.
+enum Take {
+    /// A column not read: unknown, ignored, or naming a field an earlier column names.
+    Skip,
+    /// A token count (input or output), read while the cell's end is found.
+    Count(Field),
+    /// A duration in the column's unit (TTFT, E2E, queue), read while the cell's end is found.
+    Duration(Field, TimeUnit),
+    /// A label column, the next of the layout's labels.
+    Label,
+    /// The status or the error text: an empty cell (or `ok` for the status, in either case) is
+    /// told at once, any other as [`Take::Other`].
+    Usual(Resolved),
+    /// Any other field, read as [`Piece::add_row`] reads it.
+    Other(Resolved),
+}
+
+impl Take {
+    fn of(column: Option<&Resolved>) -> Take {
+        let Some(c) = column else {
+            return Take::Skip;
+        };
+        match c.field {
+            Field::InputTokens | Field::OutputTokens => Take::Count(c.field),
+            Field::Ttft | Field::E2e | Field::Queue => Take::Duration(c.field, c.unit),
+            Field::Label => Take::Label,
+            Field::Ignore => Take::Skip,
+            Field::Status | Field::Error => Take::Usual(c.clone()),
+            _ => Take::Other(c.clone()),
+        }
+    }
 }
 
 /// The rows of one piece of the body, as read so far.
@@ -600,6 +637,13 @@ impl Piece {
         for ((k, _), (column, index)) in layout.labels.iter().zip(&mut self.labels) {
             column.push_cell(cell_at(bytes, cells, *k), index);
         }
+        self.keep(row, line, name);
+    }
+
+    /// Adds a checked row read from line `line` of the file `name` (its labels are added
+    /// already).
+    #[cfg_attr(target_arch = "wasm32", inline(always))]
+    fn keep(&mut self, row: Row, line: u64, name: &str) {
         let source_line = u32::try_from(line).unwrap_or(u32::MAX);
         // Every row of a piece is from source 0, named by its first row without an id.
         let table = &mut self.loaded.table;
@@ -929,6 +973,9 @@ fn read_piece(
 /// Reads up to [`PROGRESS_ROWS`] rows of `part` from byte `from` on, the first on line `line`:
 /// `\n` ends a line (a `\r` before it is dropped), the delimiter ends a cell, and blank lines
 /// are skipped, as the `csv` crate does. Returns where it stopped and the line there.
+///
+/// Each row is first tried by [`quick_row`], which reads the usual row in one pass; the rows it
+/// declines are read by [`read_row`], cells first and then their values.
 #[inline(never)]
 fn read_lines(
     layout: &Layout,
@@ -939,27 +986,178 @@ fn read_lines(
     delimiter: u8,
 ) -> (usize, u64) {
     let mut cells: Vec<Range<usize>> = Vec::with_capacity(layout.headers.len());
-    let mut rows = 0usize;
-    // A delimiter ends a cell, a line end ends the row as well.
-    let (mut row_start, mut cell_start) = (from, from);
+    // `quick_row` reads the bytes of numbers and statuses itself: none can be a delimiter.
+    let quick = matches!(delimiter, b',' | b'\t' | b';' | b'|');
+    let mut at = from;
+    for _ in 0..PROGRESS_ROWS {
+        if at >= part.len() {
+            break;
+        }
+        at = match quick
+            .then(|| quick_row(layout, piece, part, at, line, delimiter, &mut cells))
+            .flatten()
+        {
+            Some(next) => next,
+            None => read_row(layout, piece, part, at, line, delimiter, &mut cells),
+        };
+        line += 1;
+    }
+    (at.min(part.len()), line)
+}
+
+/// Reads the row of `part` that starts at byte `at` (line `line`): its cells, then
+/// [`end_row`]. Returns where the next row starts.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn read_row(
+    layout: &Layout,
+    piece: &mut Piece,
+    part: &[u8],
+    at: usize,
+    line: u64,
+    delimiter: u8,
+    cells: &mut Vec<Range<usize>>,
+) -> usize {
+    cells.clear();
+    let mut cell_start = at;
     while let Some(k) = next_stop(part, cell_start, delimiter) {
         cells.push(cell_start..k);
         cell_start = k + 1;
         if matches!(part.get(k), Some(b'\n')) {
-            end_row(layout, piece, line, part, row_start..k, &mut cells);
-            line += 1;
-            rows += 1;
-            row_start = k + 1;
-            if rows == PROGRESS_ROWS {
-                return (k + 1, line);
-            }
+            end_row(layout, piece, line, part, at..k, cells);
+            return k + 1;
         }
     }
-    if row_start < part.len() {
-        cells.push(cell_start..part.len());
-        end_row(layout, piece, line, part, row_start..part.len(), &mut cells);
+    cells.push(cell_start..part.len());
+    end_row(layout, piece, line, part, at..part.len(), cells);
+    part.len()
+}
+
+/// Reads the row of `part` that starts at byte `at` (line `line`) in one pass, when it is a
+/// usual row: as many cells as the header has, with counts written as plain digits, durations
+/// as plain decimals ([`fields::plain_number_at`]), each number read while its end is found,
+/// and a row the checks accept. Returns where the next row starts. Declines (`None`, having
+/// added nothing to `piece`) every other row: blank, short or long, a number written another
+/// way, a value or a row the checks refuse. [`read_row`] then reads it, with the messages for
+/// what is wrong, so a row read here is what `read_row` would have made of it (tested by
+/// `quick_rows_are_what_read_row_makes_of_them_and_the_rest_is_declined`, and with the whole
+/// reader by the splitters' comparisons).
+///
+/// `labels` is room for the ranges of the row's label cells.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn quick_row(
+    layout: &Layout,
+    piece: &mut Piece,
+    part: &[u8],
+    at: usize,
+    line: u64,
+    delimiter: u8,
+    labels: &mut Vec<Range<usize>>,
+) -> Option<usize> {
+    if matches!(part.get(at), Some(b'\n' | b'\r')) {
+        return None; // a blank line
     }
-    (part.len(), line)
+    let last = layout.takes.len().checked_sub(1)?;
+    // Where the cell from `from` on ends: at the next delimiter or line end, before the `\r`
+    // of a CRLF after the row's last cell.
+    let cell_end = |from: usize, last: bool| {
+        let stop = next_stop(part, from, delimiter).unwrap_or(part.len());
+        let crlf = last && stop > from && matches!(part.get(stop - 1), Some(b'\r'));
+        stop - usize::from(crlf)
+    };
+    let mut row = Row::default();
+    labels.clear();
+    let mut from = at;
+    for (k, take) in layout.takes.iter().enumerate() {
+        // Where the cell ends: the delimiter after it, or the line end after the last.
+        let end = match take {
+            Take::Count(field) => {
+                let (value, end) = fields::digits_at(part, from)?;
+                let value = value.filter(|&v| v <= u64::from(crate::table::MAX_COUNT));
+                if value.is_none() && end > from {
+                    return None; // past what the table holds: `read_row` says so
+                }
+                set_number(&mut row, *field, value.map(|v| v as f64));
+                end
+            }
+            Take::Duration(field, unit) => {
+                let (value, end) = fields::plain_number_at(part, from)?;
+                let ms = match value {
+                    Some(v) => Some(fields::duration_ms(v, *unit).ok()?),
+                    None => None,
+                };
+                set_number(&mut row, *field, ms);
+                end
+            }
+            Take::Usual(r) => {
+                let ends = |at: usize| match part.get(at) {
+                    None => true,
+                    Some(&b) => b == delimiter || b == b'\n' || b == b'\r',
+                };
+                let ok = matches!(part.get(from..from + 2), Some([b'o' | b'O', b'k' | b'K']));
+                // An empty cell (no error text; a completed request) or the status `ok`.
+                let usual = if ends(from) {
+                    Some(from)
+                } else if r.field == Field::Status && ok && ends(from + 2) {
+                    Some(from + 2)
+                } else {
+                    None
+                };
+                match usual {
+                    Some(end) => {
+                        if r.field == Field::Status {
+                            row.status = Status::Ok;
+                        }
+                        end
+                    }
+                    None => {
+                        let end = cell_end(from, k == last);
+                        fields::set_cell(&mut row, r, part.get(from..end)?).ok()?;
+                        end
+                    }
+                }
+            }
+            Take::Skip | Take::Label | Take::Other(_) => {
+                let end = cell_end(from, k == last);
+                match take {
+                    Take::Label => labels.push(from..end),
+                    Take::Other(r) => fields::set_cell(&mut row, r, part.get(from..end)?).ok()?,
+                    _ => {}
+                }
+                end
+            }
+        };
+        from = match part.get(end) {
+            Some(&b) if k < last && b == delimiter => end + 1,
+            _ if k < last => return None,
+            None => end,
+            Some(b'\n') => end + 1,
+            Some(b'\r') => match part.get(end + 1) {
+                None => end + 1,
+                Some(b'\n') => end + 2,
+                Some(_) => return None,
+            },
+            Some(_) => return None,
+        };
+    }
+    fields::finish_row(&mut row, layout.has_status);
+    fields::check_row(&row).ok()?;
+    for (cell, (column, index)) in labels.iter().zip(&mut piece.labels) {
+        column.push_cell(part.get(cell.clone()).unwrap_or_default(), index);
+    }
+    piece.keep(row, line, layout.name);
+    Some(from)
+}
+
+/// Writes a count or a duration read by [`quick_row`] into its field of `row`.
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+fn set_number(row: &mut Row, field: Field, value: Option<f64>) {
+    match field {
+        Field::InputTokens => row.input_tokens = value,
+        Field::OutputTokens => row.output_tokens = value,
+        Field::Ttft => row.ttft_ms = value,
+        Field::E2e => row.e2e_ms = value,
+        _ => row.queue_ms = value,
+    }
 }
 
 /// The position of the first `delimiter` or `\n` in `bytes` at or after `from`.
@@ -1013,7 +1211,8 @@ fn end_row(
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_with, Splitter};
+    use super::{parse_with, quick_row, read_head, read_row, Piece, Splitter};
+    use crate::ingest::Format;
     use crate::ingest::{parse, IngestOptions};
     use crate::ingest::{parse_in_slices, Loaded};
     use crate::table::Status;
@@ -1214,6 +1413,12 @@ mod tests {
             "\u{e9}t\u{e9}",
             "4.",
             ".5",
+            "OK",
+            "-0",
+            "007",
+            "12.0",
+            "4294967295",
+            "0.25",
         ];
         let mut state = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = |n: usize| {
@@ -1244,6 +1449,95 @@ mod tests {
             for (splitter, got) in &ways[1..] {
                 assert_eq!(got, want, "{splitter:?} on {text:?}");
             }
+        }
+    }
+
+    #[test]
+    fn quick_rows_are_what_read_row_makes_of_them_and_the_rest_is_declined() {
+        let header = "class,input_tokens,ttft_ms,e2e_s,output_tokens,status,error,queue_ms,request_id,note\n";
+        let mut loaded = Loaded::default();
+        let head = read_head(
+            &mut loaded,
+            "t.csv",
+            header,
+            Format::Csv,
+            &IngestOptions::default(),
+        )
+        .expect("a header with latency columns");
+        let (layout, delimiter) = (head.layout, head.delimiter);
+        let read = |row: &str, quick: bool| {
+            let mut piece = Piece::new(&layout, 4);
+            let mut cells = Vec::new();
+            let next = if quick {
+                quick_row(
+                    &layout,
+                    &mut piece,
+                    row.as_bytes(),
+                    0,
+                    7,
+                    delimiter,
+                    &mut cells,
+                )
+            } else {
+                Some(read_row(
+                    &layout,
+                    &mut piece,
+                    row.as_bytes(),
+                    0,
+                    7,
+                    delimiter,
+                    &mut cells,
+                ))
+            };
+            (next, format!("{:?} {:?}", piece.loaded, piece.labels))
+        };
+        // Rows the quick reader takes: each must come out as `read_row` makes it.
+        let taken = [
+            "chat,812,120.5,0.9,33,ok,,1.5,r1,x\n",
+            "code,0,0,0,0,,,,,\n",
+            "batch,4294967294,-0,5,1,OK,,0.000,r2,\r\n",
+            "chat,007,99.999999999999,1234567.5,2,Ok,,,,last",
+            "chat,1,2,3,4,error,boom,,r3,\n",
+            "chat,1,2,3,4,timeout,,,,y\r",
+            ",,,,,,,,,\n",
+            "\u{e9}t\u{e9},1,2,3,4,ok,,,,\u{e9}\r\n",
+            // (Not in a body without quotes, where a carriage return ends a line.)
+            "chat,1,2,3,4,ok,,,,x\ry\n",
+        ];
+        for row in taken {
+            let (next, got) = read(row, true);
+            let (want_next, want) = read(row, false);
+            assert_eq!(next, want_next, "{row:?}");
+            assert_eq!(got, want, "{row:?}");
+        }
+        // Rows it declines, leaving the piece as it was: `read_row` reads or refuses them.
+        let declined = [
+            "\n",
+            "\r\n",
+            "chat,1e3,2,3,4,ok,,,,\n",
+            "chat, 5,2,3,4,ok,,,,\n",
+            "chat,5 ,2,3,4,ok,,,,\n",
+            "chat,-3,2,3,4,ok,,,,\n",
+            "chat,12.0,2,3,4,ok,,,,\n",
+            "chat,4294967295,2,3,4,ok,,,,\n",
+            "chat,1234567890123456,2,3,4,ok,,,,\n",
+            "chat,1,1.,3,4,ok,,,,\n",
+            "chat,1,.5,3,4,ok,,,,\n",
+            "chat,1,-,3,4,ok,,,,\n",
+            "chat,1,--1,3,4,ok,,,,\n",
+            "chat,1,1.2.3,3,4,ok,,,,\n",
+            "chat,1,-2,3,4,ok,,,,\n",
+            "chat,1,1234567890123456,3,4,ok,,,,\n",
+            "chat,1,NaN,3,4,ok,,,,\n",
+            "chat,1,500,0.1,4,ok,,,,\n",
+            "chat,1,2,3,4,okay,,,,\n",
+            "chat,1,2,3,4,ok,,,\n",
+            "chat,1,2,3,4,ok,,,,,\n",
+            "chat,1,2,3\n",
+        ];
+        let (_, empty) = read("", false);
+        for row in declined {
+            assert_eq!(read(row, true), (None, empty.clone()), "{row:?}");
         }
     }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::table::{Row, Status};
 
 /// A canonical field of a request log.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     Id,
@@ -346,7 +346,7 @@ pub fn resolve(
         let (_, suffix_unit) = split_unit(&norm);
         let unit = m.unit.or(suffix_unit);
         return Some(Resolved {
-            field: m.field.clone(),
+            field: m.field,
             unit: unit.unwrap_or(default_unit),
             unit_stated: unit.is_some(),
             name: if m.field == Field::Label {
@@ -360,7 +360,7 @@ pub fn resolve(
         ALIASES
             .iter()
             .find(|(_, names)| names.contains(&name))
-            .map(|(f, _)| f.clone())
+            .map(|(f, _)| *f)
     };
     if let Some(field) = lookup(&norm) {
         return Some(Resolved {
@@ -716,17 +716,37 @@ pub fn cell_text(cell: &[u8]) -> std::borrow::Cow<'_, str> {
 /// ```
 #[cfg_attr(target_arch = "wasm32", inline(always))]
 pub fn plain_number(cell: &[u8]) -> Option<f64> {
+    match plain_number_at(cell, 0)? {
+        (Some(v), end) if end == cell.len() => Some(v),
+        _ => None,
+    }
+}
+
+/// The plain decimal (as [`plain_number`] reads it) that starts at `bytes[from]`, and where it
+/// stops: the first byte that cannot continue it. `(None, from)` when none starts there (the
+/// byte is not `-` or a digit); `None` when one starts but is not plain (a lone `-`, a point
+/// without digits after it, more than 15 digits). Whoever reads a cell this way checks that the
+/// byte where it stopped ends the cell.
+///
+/// # Example
+/// ```
+/// use slo_core::ingest::fields::plain_number_at;
+/// assert_eq!(plain_number_at(b"x,11307.126,5", 2), Some((Some(11307.126), 11)));
+/// assert_eq!(plain_number_at(b"x,,5", 2), Some((None, 2)));
+/// assert_eq!(plain_number_at(b"1.,", 0), None);
+/// ```
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+#[cfg_attr(not(target_arch = "wasm32"), inline)]
+pub fn plain_number_at(bytes: &[u8], from: usize) -> Option<(Option<f64>, usize)> {
     const POW10: [f64; 16] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
     ];
-    let (negative, body) = match cell {
-        [b'-', rest @ ..] => (true, rest),
-        _ => (false, cell),
-    };
+    let negative = matches!(bytes.get(from), Some(b'-'));
+    let mut at = from + usize::from(negative);
     let mut mantissa = 0u64;
     let mut digits = 0usize;
     let mut point = None;
-    for &b in body {
+    while let Some(&b) = bytes.get(at) {
         match b {
             b'0'..=b'9' => {
                 mantissa = mantissa * 10 + u64::from(b - b'0');
@@ -736,27 +756,52 @@ pub fn plain_number(cell: &[u8]) -> Option<f64> {
                 }
             }
             b'.' if point.is_none() && digits > 0 => point = Some(digits),
-            _ => return None,
+            _ => break,
         }
+        at += 1;
     }
     let scale = match point {
         None if digits > 0 => 0,
+        None if !negative => return Some((None, from)),
         Some(at) if at < digits => digits - at,
         _ => return None,
     };
     let value = mantissa as f64 / POW10.get(scale).copied()?;
-    Some(if negative { -value } else { value })
+    Some((Some(if negative { -value } else { value }), at))
 }
 
 /// The value of a cell of 1 to 15 ASCII digits and nothing else: a whole, non-negative count.
 #[cfg_attr(target_arch = "wasm32", inline(always))]
 fn plain_digits(cell: &[u8]) -> Option<u64> {
-    if cell.is_empty() || cell.len() > 15 {
-        return None;
+    match digits_at(cell, 0)? {
+        (Some(v), end) if end == cell.len() => Some(v),
+        _ => None,
     }
-    cell.iter().try_fold(0u64, |m, &b| {
-        b.is_ascii_digit().then(|| m * 10 + u64::from(b - b'0'))
-    })
+}
+
+/// The whole number written as 1 to 15 ASCII digits from `bytes[from]` on, and where the
+/// digits stop: `(None, from)` when no digit is there, `None` past 15 digits. As for
+/// [`plain_number_at`], the caller checks that the digits end the cell.
+///
+/// # Example
+/// ```
+/// use slo_core::ingest::fields::digits_at;
+/// assert_eq!(digits_at(b"chat,812,", 5), Some((Some(812), 8)));
+/// assert_eq!(digits_at(b"-3", 0), Some((None, 0)));
+/// ```
+#[cfg_attr(target_arch = "wasm32", inline(always))]
+#[cfg_attr(not(target_arch = "wasm32"), inline)]
+pub fn digits_at(bytes: &[u8], from: usize) -> Option<(Option<u64>, usize)> {
+    let mut at = from;
+    let mut value = 0u64;
+    while let Some(&b) = bytes.get(at).filter(|b| b.is_ascii_digit()) {
+        if at - from == 15 {
+            return None;
+        }
+        value = value * 10 + u64::from(b - b'0');
+        at += 1;
+    }
+    Some(((at > from).then_some(value), at))
 }
 
 /// After all cells: a row with an error text but no status is an error.
@@ -970,7 +1015,7 @@ mod tests {
         for field in fields {
             for unit in [TimeUnit::Ms, TimeUnit::S] {
                 let r = Resolved {
-                    field: field.clone(),
+                    field,
                     unit,
                     unit_stated: true,
                     name: "x".into(),

@@ -161,7 +161,7 @@ fn add_object(
         if r.field != Field::Label && seen.contains(&r.field) {
             continue;
         }
-        seen.push(r.field.clone());
+        seen.push(r.field);
         has_status |= r.field == Field::Status;
         if matches!(value, Value::Object(_))
             || (matches!(value, Value::Array(_)) && r.field != Field::Itl)
