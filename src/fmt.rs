@@ -1,36 +1,19 @@
 //! Display helpers: numbers with units. Formatting only; every figure comes from slo-core.
 
-/// A number with thousands separators and at most two decimals, trailing zeros trimmed:
-/// 433.0 -> "433", 50.97 -> "50.97", 5487.0 -> "5,487".
+/// A measured figure: thousands separators, two decimals below 1,000 and none from there,
+/// trailing zeros trimmed (433.0 -> "433", 50.97 -> "50.97", 5487.0 -> "5,487"), written by
+/// the core as the SLO document writes it (`document::fmt_measured`); "—" when not finite.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "—".to_string();
     }
-    let s = if v.abs() >= 1000.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    };
-    let s = if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_string()
-    } else {
-        s
-    };
-    let (sign, rest) = s.strip_prefix('-').map_or(("", s.as_str()), |r| ("-", r));
-    let (int, frac) = rest
-        .split_once('.')
-        .map_or((rest, None), |(i, f)| (i, Some(f)));
-    let mut grouped = String::new();
-    for (k, c) in int.chars().enumerate() {
-        if k > 0 && (int.len() - k) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    match frac {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
+    slo_core::document::fmt_measured(v, None)
+}
+
+/// A number of the spec (a target), as the SLO document writes it: up to three decimals, so
+/// that a target of 1234.5 ms does not show as "1,235".
+pub fn spec_number(v: f64) -> String {
+    slo_core::document::fmt_number(v)
 }
 
 /// `num` of an optional value, "—" when absent.

@@ -439,17 +439,21 @@ fn Percentiles(g: GroupReport, method: &'static str) -> impl IntoView {
             let key = ind.indicator.key().trim_end_matches("_ms");
             ind.stats.percentiles.iter().zip(&ind.verdicts).map(move |(p, v)| {
                 let id = |m: &str| format!("pct-{key}-{}-{m}", fmt_q(p.q));
+                // Against its target: a figure that differs never reads as the target.
+                let measured = |x: Option<f64>| {
+                    x.map_or("—".to_string(), |x| slo_core::document::fmt_measured(x, ind.target_ms))
+                };
                 view! {
                     <tr class:flipped=v.flipped>
                         <th scope="row">{ind.indicator.label()}</th>
                         <td>{format!("p{}", fmt_q(p.q))}</td>
-                        <td class="num strong" data-testid=id("value")>{fmt::opt(p.value)}</td>
-                        <td class="num" data-testid=id("linear")>{fmt::opt(p.linear)}</td>
-                        <td class="num" data-testid=id("nearest")>{fmt::opt(p.nearest)}</td>
-                        <td class="num" data-testid=id("nearest_rank")>{fmt::opt(p.nearest_rank)}</td>
+                        <td class="num strong" data-testid=id("value")>{measured(p.value)}</td>
+                        <td class="num" data-testid=id("linear")>{measured(p.linear)}</td>
+                        <td class="num" data-testid=id("nearest")>{measured(p.nearest)}</td>
+                        <td class="num" data-testid=id("nearest_rank")>{measured(p.nearest_rank)}</td>
                         <td class="num">{p.ci95.map_or("—".to_string(), |(a, b)| format!("{}–{}", fmt::num(a), fmt::num(b)))}</td>
                         <td class="num">{match ind.target_ms {
-                            Some(t) => format!("≤ {}", fmt::num(t)),
+                            Some(t) => format!("≤ {}", fmt::spec_number(t)),
                             None if per_cell(ind.indicator) => "per cell".to_string(),
                             None => String::new(),
                         }}</td>

@@ -153,12 +153,45 @@ pub fn fmt_count(n: u64) -> String {
 }
 
 /// A number for prose: thousands separators, at most three decimals, no trailing zeros
-/// (2500 -> "2,500", 0.2 -> "0.2", 49.333 -> "49.333").
+/// (2500 -> "2,500", 0.2 -> "0.2", 49.333 -> "49.333"). For the numbers of the spec (targets,
+/// slopes, windows), which people typed; figures measured from the data are written by
+/// [`fmt_measured`].
 pub fn fmt_number(x: f64) -> String {
+    fmt_decimals(x, 3)
+}
+
+/// A figure measured from the data (a percentile, a goodput, a wait), as the app's report and
+/// this document both show it: thousands separators, two decimals below 1,000 and none from
+/// there, no trailing zeros (48.716 -> "48.72", 22265.265 -> "22,265"). When `target` is given
+/// and the figure differs from it, decimals are added (up to six) until the two do not read
+/// the same, so that a p90 of 500.004 against a 500 ms target, which fails, never shows as
+/// "500".
+///
+/// # Example
+/// ```
+/// use slo_core::document::fmt_measured;
+/// assert_eq!(fmt_measured(48.716, None), "48.72");
+/// assert_eq!(fmt_measured(22265.265, None), "22,265");
+/// assert_eq!(fmt_measured(500.004, Some(500.0)), "500.004");
+/// assert_eq!(fmt_measured(1000.4, Some(1000.0)), "1,000.4");
+/// assert_eq!(fmt_measured(500.0, Some(500.0)), "500");
+/// ```
+pub fn fmt_measured(x: f64, target: Option<f64>) -> String {
+    let mut decimals = if x.abs() >= 1000.0 { 0 } else { 2 };
+    if let Some(t) = target.filter(|&t| t != x && t.is_finite()) {
+        while decimals < 6 && format!("{x:.decimals$}") == format!("{t:.decimals$}") {
+            decimals += 1;
+        }
+    }
+    fmt_decimals(x, decimals)
+}
+
+/// `x` rounded to `decimals` decimals, with thousands separators and no trailing zeros.
+fn fmt_decimals(x: f64, decimals: usize) -> String {
     if !x.is_finite() {
         return x.to_string();
     }
-    let rounded = format!("{:.3}", x.abs());
+    let rounded = format!("{:.decimals$}", x.abs());
     let (int, frac) = rounded.split_once('.').unwrap_or((&rounded, ""));
     let frac = frac.trim_end_matches('0');
     let int = int.parse::<u64>().map_or(int.to_string(), fmt_count);
@@ -693,7 +726,7 @@ fn measured_section(d: &mut Doc, spec: &Spec, m: &Measured) {
     d.para(&match r.duration.seconds {
         Some(s) => format!(
             "Run duration: {} s ({}).",
-            fmt_number(s),
+            fmt_measured(s, None),
             escape(&r.duration.how)
         ),
         None => format!(
@@ -735,9 +768,14 @@ fn measured_section(d: &mut Doc, spec: &Spec, m: &Measured) {
             verdict(g),
             g.attainment
                 .and_then(|a| budget_spent(a, spec.objective))
-                .map_or("—".to_string(), |s| format!("{} ×", fmt_number(s))),
-            g.goodput_rps
-                .map_or("—".to_string(), |x| format!("{} req/s", fmt_number(x)))
+                .map_or("—".to_string(), |s| format!(
+                    "{} ×",
+                    fmt_measured(s, None)
+                )),
+            g.goodput_rps.map_or("—".to_string(), |x| format!(
+                "{} req/s",
+                fmt_measured(x, None)
+            ))
         ));
     }
     d.blank();
@@ -802,7 +840,9 @@ fn measured_section(d: &mut Doc, spec: &Spec, m: &Measured) {
         d.line(&rule);
         for ind in targeted {
             for (p, v) in ind.stats.percentiles.iter().zip(&ind.verdicts) {
-                let num = |x: Option<f64>| x.map_or("—".to_string(), fmt_number);
+                let num = |x: Option<f64>| {
+                    x.map_or("—".to_string(), |x| fmt_measured(x, ind.target_ms))
+                };
                 let verdict = match v.pass {
                     Some(true) => "pass",
                     Some(false) => "FAIL",
@@ -909,9 +949,9 @@ fn measured_section(d: &mut Doc, spec: &Spec, m: &Measured) {
             plural(c.cancelled, "request", "requests"),
             fmt_count(c.counted_as_ttft_failure),
             c.wait_p50_ms
-                .map_or("unknown".to_string(), |w| format!("{} ms", fmt_number(w))),
+                .map_or("unknown".to_string(), |w| format!("{} ms", fmt_measured(w, None))),
             c.wait_max_ms
-                .map_or("unknown".to_string(), |w| format!("{} ms", fmt_number(w)))
+                .map_or("unknown".to_string(), |w| format!("{} ms", fmt_measured(w, None)))
         ));
     }
 
@@ -1031,6 +1071,14 @@ mod tests {
         assert_eq!(fmt_number(49.3333), "49.333");
         assert_eq!(fmt_number(-0.0001), "0");
         assert_eq!(fmt_number(13.44), "13.44");
+        // Measured figures: as the app's report shows them, and never reading as their target
+        // when they differ from it.
+        assert_eq!(fmt_measured(999.999, None), "1,000");
+        assert_eq!(fmt_measured(-0.001, None), "0");
+        assert_eq!(fmt_measured(49.996, Some(50.0)), "49.996");
+        assert_eq!(fmt_measured(49.9999999, Some(50.0)), "50");
+        assert_eq!(fmt_measured(48.716, Some(50.0)), "48.72");
+        assert_eq!(fmt_measured(f64::NAN, Some(50.0)), "NaN");
     }
 
     #[test]
