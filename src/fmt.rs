@@ -10,8 +10,9 @@ pub fn num(v: f64) -> String {
     slo_core::document::fmt_measured(v, None)
 }
 
-/// A number of the spec (a target), as the SLO document writes it: up to three decimals, so
-/// that a target of 1234.5 ms does not show as "1,235".
+/// A number of the spec (a target, a slope, the objective), as the SLO document writes it: up
+/// to six decimals, so that a target of 1234.5 ms does not show as "1,235" nor a slope of
+/// 0.0125 ms per token as "0.01". (The fields read back what they show: commas are dropped.)
 pub fn spec_number(v: f64) -> String {
     slo_core::document::fmt_number(v)
 }

@@ -82,7 +82,7 @@ fn QuickTargets() -> impl IntoView {
             spec.with_untracked(|s| {
                 s.uniform_target(ind)
                     .flatten()
-                    .map_or(String::new(), fmt::num)
+                    .map_or(String::new(), fmt::spec_number)
             })
         };
         let on_input = move |ev| {
@@ -368,7 +368,7 @@ fn DurationField() -> impl IntoView {
     view! {
         <label class="inline small">"Duration (s): "
             <input type="text" inputmode="decimal" class="cell-input" data-testid="duration"
-                prop:value=move || state.duration_s.get().map_or(String::new(), fmt::num)
+                prop:value=move || state.duration_s.get().map_or(String::new(), fmt::spec_number)
                 on:change=move |ev| state.duration_s.set(event_target_value(&ev).trim().replace(',', "").parse::<f64>().ok().filter(|d| *d > 0.0)) />
         </label>
     }

@@ -450,7 +450,7 @@ pub fn SweepView() -> impl IntoView {
          <div class=\"field\"><label for=\"sweep-gpus-per-replica\">GPUs per replica</label>\
          <input id=\"sweep-gpus-per-replica\" data-testid=\"sweep-gpus-per-replica\" data-action=\"gpus\" type=\"text\" inputmode=\"numeric\" value=\"{}\">\
          <small class=\"help\">as in the swept deployment</small></div></div>",
-        peak.get_untracked().map_or(String::new(), fmt::num),
+        peak.get_untracked().map_or(String::new(), fmt::spec_number),
         gpus.get_untracked().map_or(String::new(), |g| g.to_string())
     );
 
@@ -997,7 +997,7 @@ fn percentile_figure(r: &SweepReport, spec: &Spec, ind: Indicator) -> String {
         .collect();
     let notes: Vec<Annotation> = targets
         .iter()
-        .map(|t| hlabel(*t, format!("target {} ms", fmt::num(*t)), RED))
+        .map(|t| hlabel(*t, format!("target {} ms", fmt::spec_number(*t)), RED))
         .collect();
     plot.set_layout(
         layout(

@@ -83,7 +83,7 @@ pub fn TargetsView() -> impl IntoView {
             <h2>"Definition"</h2>
             <div class="grid4">
                 {text_field("Service", "spec-service", "what the SLO covers", |s| s.service.clone(), |s, v| s.service = v.to_string())}
-                {text_field("Objective (% of requests good)", "spec-objective", "joint attainment: requests meeting every target at once, not two percentiles", |s| fmt::num(s.objective * 100.0), |s, v| if let Some(x) = opt_ms(v) { s.objective = x / 100.0 })}
+                {text_field("Objective (% of requests good)", "spec-objective", "joint attainment: requests meeting every target at once, not two percentiles", |s| fmt::spec_number(s.objective * 100.0), |s, v| if let Some(x) = opt_ms(v) { s.objective = x / 100.0 })}
                 {text_field("Window (days, rolling)", "spec-window", "the period the objective is judged over", |s| match s.window { Window::Rolling { days } => days.to_string(), Window::CalendarMonth => "30".into() }, |s, v| if let Ok(d) = v.trim().parse::<u32>() { s.window = Window::Rolling { days: d } })}
                 {text_field("Input-length bucket edges (tokens)", "spec-buckets", "prefill grows with prompt length: one TTFT target rarely fits all", |s| s.bucket_edges.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), set_edges)}
                 {text_field("Percentiles shown", "spec-percentiles", "e.g. 50, 90, 99", |s| s.percentiles.iter().map(|q| fmt_q(*q)).collect::<Vec<_>>().join(", "), |s, v| {
@@ -163,7 +163,7 @@ fn ClassForm(c: usize, n_buckets: usize) -> impl IntoView {
             let cell = move |read: fn(&Targets) -> Option<f64>, write: fn(&mut Targets, Option<f64>), testid: String| {
                 view! {
                     <td><input type="text" inputmode="decimal" class="cell-input" data-testid=testid aria-label="target in ms"
-                        prop:value=move || spec.with(|s| s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(read).map_or(String::new(), fmt::num))
+                        prop:value=move || spec.with(|s| s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(read).map_or(String::new(), fmt::spec_number))
                         on:change=move |ev| {
                             let v = opt_ms(&event_target_value(&ev));
                             spec.update(|s| if let Some(t) = s.classes.get_mut(c).and_then(|k| k.targets.get_mut(b)) { write(t, v) });
@@ -175,11 +175,11 @@ fn ClassForm(c: usize, n_buckets: usize) -> impl IntoView {
                 view! {
                     <td class="per-token">
                         <input type="text" inputmode="decimal" class="cell-input" data-testid=format!("cell-{c}-{b}-ttft-base") aria-label="TTFT base in ms"
-                            prop:value=move || spec.with(|s| match s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft) { Some(TtftTarget::PerToken { base_ms, .. }) => fmt::num(base_ms), _ => String::new() })
+                            prop:value=move || spec.with(|s| match s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft) { Some(TtftTarget::PerToken { base_ms, .. }) => fmt::spec_number(base_ms), _ => String::new() })
                             on:change=move |ev| { let v = opt_ms(&event_target_value(&ev)).unwrap_or(0.0); spec.update(|s| if let Some(Some(TtftTarget::PerToken { base_ms, .. })) = s.classes.get_mut(c).and_then(|k| k.targets.get_mut(b)).map(|t| t.ttft.as_mut()) { *base_ms = v }); } />
                         " + "
                         <input type="text" inputmode="decimal" class="cell-input narrow" data-testid=format!("cell-{c}-{b}-ttft-per-token") aria-label="TTFT allowance per input token in ms"
-                            prop:value=move || spec.with(|s| match s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft) { Some(TtftTarget::PerToken { per_token_ms, .. }) => fmt::num(per_token_ms), _ => String::new() })
+                            prop:value=move || spec.with(|s| match s.classes.get(c).and_then(|k| k.targets.get(b)).and_then(|t| t.ttft) { Some(TtftTarget::PerToken { per_token_ms, .. }) => fmt::spec_number(per_token_ms), _ => String::new() })
                             on:change=move |ev| { let v = opt_ms(&event_target_value(&ev)).unwrap_or(0.0); spec.update(|s| if let Some(Some(TtftTarget::PerToken { per_token_ms, .. })) = s.classes.get_mut(c).and_then(|k| k.targets.get_mut(b)).map(|t| t.ttft.as_mut()) { *per_token_ms = v }); } />
                         " /token"
                     </td>
@@ -316,7 +316,7 @@ fn Policies() -> impl IntoView {
             <div class="field">
                 <label for="spec-stall">"A stall is a gap above (ms)"</label>
                 <input id="spec-stall" data-testid="spec-stall" type="text"
-                    prop:value=move || spec.with(|s| match s.stall { Some(StallRule::AbsoluteMs { ms }) => fmt::num(ms), Some(StallRule::TimesTpot { k }) => format!("{}x", fmt::num(k)), None => String::new() })
+                    prop:value=move || spec.with(|s| match s.stall { Some(StallRule::AbsoluteMs { ms }) => fmt::spec_number(ms), Some(StallRule::TimesTpot { k }) => format!("{}x", fmt::spec_number(k)), None => String::new() })
                     on:change=move |ev| {
                         let v = event_target_value(&ev);
                         let t = v.trim();

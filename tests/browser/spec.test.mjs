@@ -11,6 +11,28 @@ import { DataPage, ReportPage, TargetsPage, DocumentPage } from "./pages.mjs";
 const worked = fs.readFileSync(path.join(fixtures, "worked_example.csv"), "utf8");
 const app = useApp();
 
+test("the spec's numbers show as typed, and a measured figure never reads as the target it misses", async () => {
+  const { page } = await openPage(app.browser, app.url);
+  await new DataPage(page).open();
+  await new DataPage(page).paste(worked);
+  const report = new ReportPage(page);
+  await report.waitForReport();
+  const targets = new TargetsPage(page);
+  await targets.open();
+  // Until 2026-12-01 the fields showed a spec's numbers with two decimals once set: a TTFT
+  // target of 1234.5625 ms came back as "1,235" and an objective of 99.995 % as "99.99".
+  await targets.setField("cell-0-0-ttft", "1234.5625");
+  await targets.setField("spec-objective", "99.995");
+  assert.equal(await targets.value("cell-0-0-ttft"), "1,234.5625");
+  assert.equal(await targets.value("spec-objective"), "99.995");
+  // The worked example's p99 TPOT by linear interpolation is 64.497 ms (numpy); against a
+  // 64.5 ms target two decimals would show it as the target itself, "64.5".
+  await targets.setField("cell-0-0-tpot", "64.5");
+  await page.getByTestId("tab-report").click();
+  assert.equal(await report.percentile("tpot", "99", "linear"), "64.497");
+  assert.equal(await report.percentile("tpot", "50", "linear"), "47.15");
+});
+
 test("a target change on the Targets tab changes the report; the spec survives a reload", async () => {
   const { page, context, requests, errors } = await openPage(app.browser, app.url);
   await new DataPage(page).open();

@@ -152,12 +152,13 @@ pub fn fmt_count(n: u64) -> String {
     out
 }
 
-/// A number for prose: thousands separators, at most three decimals, no trailing zeros
-/// (2500 -> "2,500", 0.2 -> "0.2", 49.333 -> "49.333"). For the numbers of the spec (targets,
-/// slopes, windows), which people typed; figures measured from the data are written by
-/// [`fmt_measured`].
+/// A number of the spec (a target, a slope, an objective, a window), as people typed it:
+/// thousands separators, up to six decimals, no trailing zeros (2500 -> "2,500", 0.2 -> "0.2",
+/// 0.0125 -> "0.0125"). Six, so that a per-token allowance of 0.0125 ms is not written as 0.013,
+/// while a target that came out of arithmetic (59.589999999999996) reads 59.59. Figures
+/// measured from the data are written by [`fmt_measured`].
 pub fn fmt_number(x: f64) -> String {
-    fmt_decimals(x, 3)
+    fmt_decimals(x, 6)
 }
 
 /// A figure measured from the data (a percentile, a goodput, a wait), as the app's report and
@@ -1068,8 +1069,10 @@ mod tests {
         assert_eq!(fmt_count(1_000_000), "1,000,000");
         assert_eq!(fmt_number(2500.0), "2,500");
         assert_eq!(fmt_number(0.2), "0.2");
-        assert_eq!(fmt_number(49.3333), "49.333");
-        assert_eq!(fmt_number(-0.0001), "0");
+        assert_eq!(fmt_number(49.3333), "49.3333");
+        assert_eq!(fmt_number(0.0125), "0.0125");
+        assert_eq!(fmt_number(59.589999999999996), "59.59");
+        assert_eq!(fmt_number(-0.0000001), "0");
         assert_eq!(fmt_number(13.44), "13.44");
         // Measured figures: as the app's report shows them, and never reading as their target
         // when they differ from it.
