@@ -395,18 +395,28 @@ fn read_html(h: &Histograms) -> String {
             } else if !d.histograms.iter().any(|h| h.indicator.is_some()) {
                 line.push_str(" — no vLLM latency histogram in it");
             }
-            let problems: Vec<String> = d
-                .errors
-                .iter()
-                .map(|e| format!("line {e}"))
-                .chain(d.warnings.iter().cloned())
-                .collect();
-            if !problems.is_empty() {
+            // Lines skipped, then what was read but should be known (a bucket repaired, a
+            // total taken from _count): the warnings are not skipped lines.
+            let problems: Vec<String> = d.errors.iter().map(|e| format!("line {e}")).collect();
+            if d.error_count > 0 {
                 line.push_str(&format!(
                     "; {} line{} skipped:{}",
                     fmt::count(d.error_count),
                     if d.error_count == 1 { "" } else { "s" },
                     warning_list("prod-errors", &problems)
+                ));
+            }
+            if !d.warnings.is_empty() {
+                // After the list of skipped lines, a sentence of its own.
+                line.push_str(&format!(
+                    "{} with {}:{}",
+                    if d.error_count > 0 { "Read" } else { "; read" },
+                    if d.warnings.len() == 1 {
+                        "a warning"
+                    } else {
+                        "warnings"
+                    },
+                    warning_list("prod-warnings", &d.warnings)
                 ));
             }
             items.push(format!("<li>{line}</li>"));

@@ -92,10 +92,16 @@ pub(crate) fn esc(s: &str) -> String {
 
 /// A sentence from a core message: first letter upper case, escaped, with a full stop.
 pub(crate) fn sentence(s: &str) -> String {
-    let mut c = s.chars();
-    let first: String = c
-        .next()
-        .map_or(String::new(), |f| f.to_uppercase().chain(c).collect());
+    // A first word that is a name (a file `a.json`, a metric `vllm:ttft`, a field `e2e_ms`)
+    // keeps its case; an ordinary word starts the sentence with a capital.
+    let word = s.split_whitespace().next().unwrap_or("");
+    let first: String = if word.chars().all(char::is_alphabetic) {
+        let mut c = s.chars();
+        c.next()
+            .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+    } else {
+        s.to_string()
+    };
     let end = if first.ends_with('.') { "" } else { "." };
     format!("{}{end}", esc(&first))
 }

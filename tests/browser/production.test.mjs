@@ -101,3 +101,32 @@ test("request logs: error budget, alerts and diagnosis", async () => {
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test("a dump read with a warning says so apart from the lines it skipped", async () => {
+  const { page, context, errors } = await openPage(app.browser, app.url);
+  const prod = new ProductionPage(page);
+  await prod.open();
+  // _count (11) disagrees with the le="+Inf" bucket (10): read, with the bucket used, and a
+  // warning. Until 2026-12-01 the page listed that warning as "0 lines skipped".
+  await prod.paste(
+    0,
+    [
+      "# TYPE vllm:time_to_first_token_seconds histogram",
+      'vllm:time_to_first_token_seconds_bucket{le="0.5"} 8',
+      'vllm:time_to_first_token_seconds_bucket{le="+Inf"} 10',
+      "vllm:time_to_first_token_seconds_count 11",
+      "vllm:time_to_first_token_seconds_sum 4.2",
+      "",
+    ].join("\n"),
+  );
+  assert.deepEqual(await prod.fractions("ttft"), ["80 %"]);
+  await page.getByTestId("prod-read").locator("summary").click();
+  const read = await prod.text("prod-read");
+  assert.match(read, /read with a warning/);
+  // The metric's name keeps its case at the head of the sentence ("Vllm:" until 2026-12-01).
+  assert.match(await prod.text("prod-warnings"), /^vllm:time_to_first_token_seconds: _count is 11 but the le="\+Inf" bucket is 10/);
+  assert.doesNotMatch(read, /skipped/);
+  assert.equal(await page.getByTestId("prod-errors").count(), 0);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
