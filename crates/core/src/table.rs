@@ -298,6 +298,9 @@ impl Gaps {
     }
 }
 
+/// [`RequestTable::append`] copies half of the columns on another thread from this many rows on.
+const APPEND_APART_FROM: usize = 1 << 16;
+
 /// Appends `value` to a value column of a table of `rows` rows, keeping the column empty
 /// while no request has a value (see [`RequestTable`]).
 #[cfg_attr(target_arch = "wasm32", inline(always))]
@@ -814,31 +817,40 @@ impl RequestTable {
         }
         self.source.append(&other.source, u64::from(source_offset));
         self.line.append(&other.line, 0);
-        self.status.extend(other.status);
         self.errors
             .extend(other.errors.into_iter().map(|(r, e)| (r + base, e)));
-        append_values(
-            &mut self.input_tokens,
-            base,
-            other.input_tokens,
-            added,
-            NO_COUNT,
-        );
-        append_values(
-            &mut self.output_tokens,
-            base,
-            other.output_tokens,
-            added,
-            NO_COUNT,
-        );
-        for (mine, theirs) in [
-            (&mut self.ttft_ms, other.ttft_ms),
-            (&mut self.e2e_ms, other.e2e_ms),
-            (&mut self.queue_ms, other.queue_ms),
-            (&mut self.start_s, other.start_s),
-            (&mut self.end_s, other.end_s),
-        ] {
+        // The large columns, half on another core where there is one: appending the second
+        // piece of a large file is a moment when the other core has nothing else to do.
+        let (mine, theirs) = (&mut self.ttft_ms, other.ttft_ms);
+        let (status, their_status) = (&mut self.status, other.status);
+        let (inputs, their_inputs) = (&mut self.input_tokens, other.input_tokens);
+        let first_half = move || {
             append_values(mine, base, theirs, added, f64::NAN);
+            append_values(inputs, base, their_inputs, added, NO_COUNT);
+            status.extend(their_status);
+        };
+        let second_half = || {
+            append_values(
+                &mut self.output_tokens,
+                base,
+                other.output_tokens,
+                added,
+                NO_COUNT,
+            );
+            for (mine, theirs) in [
+                (&mut self.e2e_ms, other.e2e_ms),
+                (&mut self.queue_ms, other.queue_ms),
+                (&mut self.start_s, other.start_s),
+                (&mut self.end_s, other.end_s),
+            ] {
+                append_values(mine, base, theirs, added, f64::NAN);
+            }
+        };
+        if added >= APPEND_APART_FROM {
+            crate::parallel::join(first_half, second_half);
+        } else {
+            first_half();
+            second_half();
         }
         self.itl.append(base, other.itl, added);
         let mut theirs = other.labels;
