@@ -11,14 +11,20 @@ import { DataPage, ReportPage, TargetsPage, DocumentPage } from "./pages.mjs";
 const worked = fs.readFileSync(path.join(fixtures, "worked_example.csv"), "utf8");
 const app = useApp();
 
-test("the spec's numbers show as typed, and a measured figure never reads as the target it misses", async () => {
-  const { page } = await openPage(app.browser, app.url);
+/** The worked example loaded and its report shown, then the Targets tab opened. */
+async function workedThenTargets(page) {
   await new DataPage(page).open();
   await new DataPage(page).paste(worked);
   const report = new ReportPage(page);
   await report.waitForReport();
   const targets = new TargetsPage(page);
   await targets.open();
+  return { report, targets };
+}
+
+test("the spec's numbers show as typed, and a measured figure never reads as the target it misses", async () => {
+  const { page, context } = await openPage(app.browser, app.url);
+  const { report, targets } = await workedThenTargets(page);
   // Until 2026-12-01 the fields showed a spec's numbers with two decimals once set: a TTFT
   // target of 1234.5625 ms came back as "1,235" and an objective of 99.995 % as "99.99".
   await targets.setField("cell-0-0-ttft", "1234.5625");
@@ -31,6 +37,7 @@ test("the spec's numbers show as typed, and a measured figure never reads as the
   await page.getByTestId("tab-report").click();
   assert.equal(await report.percentile("tpot", "99", "linear"), "64.497");
   assert.equal(await report.percentile("tpot", "50", "linear"), "47.15");
+  await context.close();
 });
 
 test("a target change on the Targets tab changes the report; the spec survives a reload", async () => {
@@ -123,12 +130,7 @@ test("a corrupt stored spec is kept aside and reported", async () => {
 
 test("targets set per input length stay with their lengths, and the Report's one field leaves them alone", async () => {
   const { page, context } = await openPage(app.browser, app.url);
-  await new DataPage(page).open();
-  await new DataPage(page).paste(worked);
-  const report = new ReportPage(page);
-  await report.waitForReport();
-  const targets = new TargetsPage(page);
-  await targets.open();
+  const { report, targets } = await workedThenTargets(page);
   // Two buckets, a longer TTFT target for prompts of 2,000 tokens and more.
   await targets.setField("spec-buckets", "2000");
   await targets.setField("cell-0-1-ttft", 2500);

@@ -821,13 +821,16 @@ impl RequestTable {
             .extend(other.errors.into_iter().map(|(r, e)| (r + base, e)));
         // The large columns, half on another core where there is one: appending the second
         // piece of a large file is a moment when the other core has nothing else to do.
-        let (mine, theirs) = (&mut self.ttft_ms, other.ttft_ms);
-        let (status, their_status) = (&mut self.status, other.status);
-        let (inputs, their_inputs) = (&mut self.input_tokens, other.input_tokens);
-        let first_half = move || {
-            append_values(mine, base, theirs, added, f64::NAN);
-            append_values(inputs, base, their_inputs, added, NO_COUNT);
-            status.extend(their_status);
+        let first_half = || {
+            append_values(&mut self.ttft_ms, base, other.ttft_ms, added, f64::NAN);
+            append_values(
+                &mut self.input_tokens,
+                base,
+                other.input_tokens,
+                added,
+                NO_COUNT,
+            );
+            self.status.extend(other.status);
         };
         let second_half = || {
             append_values(
