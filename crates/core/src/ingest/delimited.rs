@@ -2,7 +2,7 @@
 
 use std::ops::Range;
 
-use super::fields::{self, Field, Resolved, TimeUnit};
+use super::fields::{self, word_at, Field, Resolved, TimeUnit};
 use super::{Format, IngestOptions, Loaded, Location, MAX_LISTED_ERRORS};
 use crate::table::{LabelColumn, LabelIndex, Row, Status};
 
@@ -710,18 +710,6 @@ impl Piece {
             }
         }
         loaded
-    }
-}
-
-/// Eight bytes at a time: the word of `bytes` at `at` (little-endian), `None` past the last
-/// whole word. Built from single bytes rather than `copy_from_slice`, which the app's
-/// size-tuned wasm calls as a function for every word. (Eight indexings after one length
-/// check measured slower there than this slice pattern.)
-#[inline(always)]
-fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
-    match *bytes.get(at..at.checked_add(8)?)? {
-        [a, b, c, d, e, f, g, h] => Some(u64::from_le_bytes([a, b, c, d, e, f, g, h])),
-        _ => None,
     }
 }
 
