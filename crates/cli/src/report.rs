@@ -2,7 +2,9 @@
 
 use std::io::Write;
 
-use slo_core::evaluate::{evaluate, fmt_pct, fmt_q, judge, prepare, GroupReport, Outcome, Report};
+use slo_core::evaluate::{
+    evaluate, fmt_pct, fmt_q, judge, prepare_without_cdf, GroupReport, Outcome, Report,
+};
 use slo_core::ingest::{self, Format, IngestOptions, TimeUnit};
 use slo_core::quantile::Method;
 use slo_core::spec::Indicator;
@@ -100,7 +102,8 @@ pub fn run(args: Args) -> Result<Exit, String> {
     let mut files = input::load_files(&args.files, &options, &spec)?;
     let table = input::combine(&mut files);
     let duration = ingest::run_duration(&files.iter().collect::<Vec<_>>(), &table, args.duration_s);
-    let prepared = prepare(&table, &spec);
+    // No output of `slo report` shows a distribution: its percentiles are selected, not sorted.
+    let prepared = prepare_without_cdf(&table, &spec);
     let report = evaluate(&table, &prepared, &spec, &duration);
     let mut warnings: Vec<String> = files
         .iter()

@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use crate::order;
 use crate::parallel;
 use crate::quantile::{
-    percentile_ci95_ranked, percentile_ranked, percentile_sorted, values_at_ranks, Method, Ranked,
+    percentile_ci95_ranked, percentile_ranked, percentile_sorted, select_at_ranks, values_at_ranks,
+    Method, Ranked,
 };
 use crate::spec::{CancelPolicy, ClassRule, Indicator, ItlStatistic, Spec, StallRule, Targets};
-use crate::stats::wilson_ci95;
+use crate::stats::{wilson_ci95, Sum};
 use crate::table::{LabelColumn, RequestTable, Status};
 
 /// How many points a CDF curve keeps (evenly spaced in probability).
@@ -127,12 +128,29 @@ pub struct Prepared {
 
 /// Classifies every request and computes all percentiles for `spec`'s grouping and method.
 pub fn prepare(table: &RequestTable, spec: &Spec) -> Prepared {
-    prepare_in(table, spec, parallel::threads() > 1)
+    prepare_in(table, spec, parallel::threads() > 1, Shape::WithCdf)
+}
+
+/// [`prepare`] without the CDFs: every statistic the same, each `cdf` empty, and no column
+/// sorted (the percentiles, their intervals and the extremes are found by selection,
+/// [`select_at_ranks`]). For a report that shows no distribution: the command line's
+/// `slo report`, where sorting the columns was a fifth of its time.
+pub fn prepare_without_cdf(table: &RequestTable, spec: &Spec) -> Prepared {
+    prepare_in(table, spec, parallel::threads() > 1, Shape::WithoutCdf)
+}
+
+/// Whether [`prepare`] computes each sample's CDF.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// With the CDF's [`CDF_POINTS`] points: the columns are sorted.
+    WithCdf,
+    /// Without: the few order statistics are selected, no column is sorted.
+    WithoutCdf,
 }
 
 /// [`prepare`], its statistics computed for every indicator at once, or one indicator at a
 /// time (the same figures: see where `batches` is made).
-fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool) -> Prepared {
+fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool, shape: Shape) -> Prepared {
     let n = table.len();
     let n_buckets = spec.n_buckets();
     let n_classes = spec.classes.len();
@@ -249,7 +267,7 @@ fn prepare_in(table: &RequestTable, spec: &Spec, all_at_once: bool) -> Prepared 
     let mut class_stats: Vec<Vec<IndicatorStats>> = vec![Vec::new(); n_classes];
     let mut overall_stats = Vec::new();
     for batch in batches {
-        let (cell, class, overall) = batch_stats(&sources, &groups, &batch, spec);
+        let (cell, class, overall) = batch_stats(&sources, &groups, &batch, spec, shape);
         for (all, some) in cell_stats.iter_mut().zip(cell) {
             all.extend(some);
         }
@@ -310,6 +328,7 @@ fn batch_stats(
     groups: &Groups,
     batch: &[Indicator],
     spec: &Spec,
+    shape: Shape,
 ) -> (
     Vec<Vec<IndicatorStats>>,
     Vec<Vec<IndicatorStats>>,
@@ -373,16 +392,21 @@ fn batch_stats(
             }
         }
     }
-    // Every column of every cell sorted, the largest first so that the cores finish together.
-    let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
-    order::sort_by_key(&mut columns, |c| std::cmp::Reverse(c.len()));
-    parallel::map(columns, slo_sort::sort_total);
-    // Each cell's count, sum and squared deviations, per indicator: a group's mean and
-    // standard deviation are made of its cells', without another pass over the values.
+    // Each cell's count, sum and squared deviations, per indicator, in the log's order: a
+    // group's mean and standard deviation are made of its cells', without another pass over
+    // the values.
     let moments: Vec<Moments> = parallel::map(
         values.iter().flat_map(|cell| cell.iter()).collect(),
         |column: &Vec<f64>| Moments::of(column),
     );
+    // With the CDF, every column of every cell sorted, the largest first so that the cores
+    // finish together.
+    let sorted = shape == Shape::WithCdf;
+    if sorted {
+        let mut columns: Vec<&mut Vec<f64>> = values.iter_mut().flatten().collect();
+        order::sort_by_key(&mut columns, |c| std::cmp::Reverse(c.len()));
+        parallel::map(columns, slo_sort::sort_total);
+    }
     let moments_at = |cell: usize, k: usize| -> Moments {
         let at = cell * batch.len() + k;
         moments.get(at).copied().unwrap_or_default()
@@ -404,7 +428,7 @@ fn batch_stats(
                 .collect();
             let cells: Vec<Moments> = group.iter().map(|&cell| moments_at(cell, k)).collect();
             let moments = Moments::of_parts(&cells);
-            let stats = indicator_stats(ind, &parts, moments, &spec.percentiles, spec.method);
+            let stats = indicator_stats(ind, &parts, sorted, moments, spec);
             (g, stats)
         });
         for (g, stats) in stats {
@@ -457,39 +481,43 @@ fn per_request_gaps(table: &RequestTable, spec: &Spec) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// A sample's count, sum and sum of squared deviations from its mean: what its mean and
-/// population standard deviation are made of.
+/// population standard deviation are made of. The sum is compensated ([`Sum`]): the mean is
+/// the exact mean to within a unit or two in the last place, in any order of the values.
 #[derive(Clone, Copy, Debug, Default)]
 struct Moments {
     n: usize,
-    sum: f64,
+    sum: Sum,
     squares: f64,
 }
 
 impl Moments {
-    /// One column's: the sum in its order, then the squared deviations from its mean.
+    /// One column's: the sum, then the squared deviations from its mean.
     fn of(column: &[f64]) -> Moments {
         let n = column.len();
-        let sum = column.iter().sum::<f64>();
-        let mean = sum / n as f64;
+        let sum = Sum::of(column);
+        let mean = sum.value() / n as f64;
         let squares = column.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>();
         Moments { n, sum, squares }
     }
 
-    /// The union of samples', from theirs alone: the sums added in order, and each sample's
-    /// squared deviations moved to the union's mean (`squares + n·(its mean − the mean)²`, an
-    /// identity, numerically stable). One sample's moments come back as they are.
+    /// The union of samples', from theirs alone: the sums added, and each sample's squared
+    /// deviations moved to the union's mean (`squares + n·(its mean − the mean)²`, an identity,
+    /// numerically stable). One sample's moments come back as they are.
     fn of_parts(parts: &[Moments]) -> Moments {
         if let [one] = parts {
             return *one;
         }
         let n = parts.iter().map(|p| p.n).sum::<usize>();
-        let sum = parts.iter().map(|p| p.sum).sum::<f64>();
-        let mean = sum / n as f64;
+        let mut sum = Sum::default();
+        for p in parts {
+            sum.add_sum(p.sum);
+        }
+        let mean = sum.value() / n as f64;
         let squares = parts
             .iter()
             .filter(|p| p.n > 0)
             .map(|p| {
-                let off = p.sum / p.n as f64 - mean;
+                let off = p.sum.value() / p.n as f64 - mean;
                 p.squares + p.n as f64 * off * off
             })
             .sum::<f64>();
@@ -497,7 +525,7 @@ impl Moments {
     }
 
     fn mean(&self) -> Option<f64> {
-        (self.n > 0).then(|| self.sum / self.n as f64)
+        (self.n > 0).then(|| self.sum.value() / self.n as f64)
     }
 
     fn std(&self) -> Option<f64> {
@@ -505,52 +533,55 @@ impl Moments {
     }
 }
 
-/// Summary statistics and percentiles of a sample given as sorted parts (a cell's one sorted
-/// column, or the columns of a class's cells, or of every cell for the overall figures, which
-/// are never merged) and its [`Moments`].
+/// Summary statistics and percentiles of a sample given as parts (a cell's one column, or the
+/// columns of a class's cells, or of every cell for the overall figures, which are never
+/// merged) and its [`Moments`]. With `sorted` the parts are each sorted and the CDF is read
+/// too; without, they are in the log's order and the CDF is left empty.
 ///
 /// # Formula
 /// Order statistics (percentiles, their intervals, the extremes, the CDF's points) are those
 /// of the parts' union in [`f64::total_cmp`] order, read at the positions they need with
-/// [`values_at_ranks`]: the same values, bit for bit, as from the merged column. The mean is
-/// the sum of the parts' sums (each summed in its sorted order) divided by the count, and the
-/// population standard deviation comes from the parts' squared deviations ([`Moments`]): for
-/// one part exactly the sorted column's two-pass figures; for several, the same numbers up to
-/// rounding in the last digits (a merged column's additions come in another order).
+/// [`values_at_ranks`] (sorted parts) or [`select_at_ranks`] (parts in any order): the same
+/// values, bit for bit, as from the merged column sorted. The mean is the parts' compensated
+/// sums ([`Sum`]) added and divided by the count, within a unit or two in the last place of
+/// the exact mean; the population standard deviation comes from the parts' squared deviations
+/// ([`Moments`]): for one part the column's two-pass figure; for several, the same number up
+/// to rounding in the last digits (a merged column's additions come in another order).
 fn indicator_stats(
     indicator: Indicator,
     parts: &[&[f64]],
+    sorted: bool,
     moments: Moments,
-    qs: &[f64],
-    method: Method,
+    spec: &Spec,
 ) -> IndicatorStats {
+    let (qs, method) = (&spec.percentiles, spec.method);
     let n: usize = parts.iter().map(|p| p.len()).sum();
     let (mean, std) = (moments.mean(), moments.std());
-    let read = |sorted: Ranked| IndicatorStats {
+    let read = |ranked: Ranked| IndicatorStats {
         indicator,
         n: n as u64,
         mean,
         std,
-        min: (n > 0).then(|| sorted.at(0)),
-        max: n.checked_sub(1).map(|last| sorted.at(last)),
+        min: (n > 0).then(|| ranked.at(0)),
+        max: n.checked_sub(1).map(|last| ranked.at(last)),
         percentiles: qs
             .iter()
             .map(|&q| PercentileValue {
                 q,
-                value: percentile_ranked(sorted, q, method),
-                linear: percentile_ranked(sorted, q, Method::Linear),
-                nearest: percentile_ranked(sorted, q, Method::Nearest),
-                nearest_rank: percentile_ranked(sorted, q, Method::NearestRank),
-                ci95: percentile_ci95_ranked(sorted, q),
+                value: percentile_ranked(ranked, q, method),
+                linear: percentile_ranked(ranked, q, Method::Linear),
+                nearest: percentile_ranked(ranked, q, Method::Nearest),
+                nearest_rank: percentile_ranked(ranked, q, Method::NearestRank),
+                ci95: percentile_ci95_ranked(ranked, q),
             })
             .collect(),
-        cdf: cdf_positions(n)
-            .map(|idx| (sorted.at(idx), (idx + 1) as f64 / n as f64))
+        cdf: cdf_positions(if sorted { n } else { 0 })
+            .map(|idx| (ranked.at(idx), (idx + 1) as f64 / n as f64))
             .collect(),
     };
     match parts {
         [] => read(Ranked::Slice(&[])),
-        [one] => read(Ranked::Slice(one)),
+        [one] if sorted => read(Ranked::Slice(one)),
         _ => {
             // Which positions the figures read depends on the count alone: a first reading
             // notes them, then their values are found across the parts and read again.
@@ -565,7 +596,11 @@ fn indicator_stats(
             let mut positions = wanted.into_inner();
             positions.sort_unstable();
             positions.dedup();
-            let values = values_at_ranks(parts, &positions);
+            let values = if sorted {
+                values_at_ranks(parts, &positions)
+            } else {
+                select_at_ranks(parts, &positions)
+            };
             read(Ranked::Read {
                 len: n,
                 at: &|i| {
@@ -1663,11 +1698,12 @@ mod tests {
     use crate::table::Row;
 
     /// The browser's way of preparing (one indicator at a time, to keep its memory low) gives
-    /// what the command line's (every indicator at once) does, every figure and per-request
-    /// column alike: for specs with and without buckets, classes of one cell and of several,
-    /// requests of unknown length, failures, queue times and inter-token gaps.
+    /// what every indicator at once does, every figure and per-request column alike; and
+    /// without the CDFs (the command line's report: selection instead of sorts), the same
+    /// again but for the empty CDFs. For specs with and without buckets, classes of one cell
+    /// and of several, requests of unknown length, failures, queue times and inter-token gaps.
     #[test]
-    fn preparing_one_indicator_at_a_time_gives_the_same_preparation() {
+    fn preparing_one_indicator_at_a_time_or_without_cdfs_gives_the_same_preparation() {
         let mut next = crate::testing::sequence(0x2545_f491_4f6c_dd1d);
         let mut table = RequestTable::default();
         for i in 0..20_000u32 {
@@ -1725,9 +1761,26 @@ mod tests {
             ("no buckets", no_buckets),
         ] {
             // Debug prints each float exactly (NaN too), so equal texts are equal figures.
-            let all = format!("{:?}", prepare_in(&table, &spec, true));
-            let one_by_one = format!("{:?}", prepare_in(&table, &spec, false));
-            assert!(all == one_by_one, "{name}: the two ways differ");
+            let all = prepare_in(&table, &spec, true, Shape::WithCdf);
+            let one_by_one = prepare_in(&table, &spec, false, Shape::WithCdf);
+            assert!(
+                format!("{all:?}") == format!("{one_by_one:?}"),
+                "{name}: the two ways differ"
+            );
+            let mut no_cdf = all.clone();
+            let stats = no_cdf.cell_stats.iter_mut().chain(&mut no_cdf.class_stats);
+            for s in stats.flatten().chain(&mut no_cdf.overall_stats) {
+                assert!(s.n == 0 || !s.cdf.is_empty(), "{name}: {s:?}");
+                s.cdf.clear();
+            }
+            for all_at_once in [true, false] {
+                let without = prepare_in(&table, &spec, all_at_once, Shape::WithoutCdf);
+                assert!(
+                    format!("{no_cdf:?}") == format!("{without:?}"),
+                    "{name}: without the CDFs the figures differ"
+                );
+            }
+            let all = format!("{all:?}");
             assert!(
                 all.contains("Itl") && all.contains("Queue"),
                 "{name}: {all:.300}"
@@ -1739,6 +1792,7 @@ mod tests {
     /// column: every order statistic (percentiles by each method, their intervals, the
     /// extremes, the CDF's points) bit for bit, and the mean and standard deviation, made of
     /// the cells' moments, to the last digits (two-pass sums of the merged column, written here).
+    /// The same, but for the CDF, from the cells' columns in the log's order, by selection.
     #[test]
     fn a_groups_statistics_from_its_parts_are_the_merged_columns() {
         let mut next = crate::testing::sequence(0x9e37_79b9_7f4a_7c15);
@@ -1763,16 +1817,25 @@ mod tests {
                         .collect()
                 })
                 .collect();
+            let unsorted = parts.clone();
             parts.iter_mut().for_each(slo_sort::sort_total);
             let mut merged = parts.concat();
             slo_sort::sort_total(&mut merged);
             let slices: Vec<&[f64]> = parts.iter().map(Vec::as_slice).collect();
-            let method = Method::MedianUnbiased;
+            let spec = Spec {
+                percentiles: qs.to_vec(),
+                method: Method::MedianUnbiased,
+                ..Spec::default()
+            };
             let cells: Vec<Moments> = slices.iter().map(|p| Moments::of(p)).collect();
             let moments = Moments::of_parts(&cells);
-            let got = indicator_stats(Indicator::Ttft, &slices, moments, &qs, method);
+            let got = indicator_stats(Indicator::Ttft, &slices, true, moments, &spec);
             let whole = Moments::of(&merged);
-            let want = indicator_stats(Indicator::Ttft, &[&merged], whole, &qs, method);
+            let want = indicator_stats(Indicator::Ttft, &[&merged], true, whole, &spec);
+            let in_order: Vec<&[f64]> = unsorted.iter().map(Vec::as_slice).collect();
+            let mut selected = indicator_stats(Indicator::Ttft, &in_order, false, moments, &spec);
+            assert!(selected.cdf.is_empty() && (want.n == 0 || !want.cdf.is_empty()));
+            selected.cdf.clone_from(&want.cdf);
             let bits = |s: &IndicatorStats| {
                 let mut b = vec![
                     s.n,
@@ -1790,6 +1853,7 @@ mod tests {
                 b
             };
             assert_eq!(bits(&got), bits(&want), "case {case}");
+            assert_eq!(bits(&selected), bits(&want), "case {case}, selected");
             let n = merged.len() as f64;
             let mean = merged.iter().sum::<f64>() / n;
             let std = (merged.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
@@ -1805,6 +1869,43 @@ mod tests {
                 "case {case}: std {:?} against {std}",
                 got.std
             );
+        }
+    }
+
+    /// A mean is the exact mean of the values to within two units in the last place, in any
+    /// order, from one column or from parts: checked against the exact sum (every value below
+    /// 2^20 and at least 1 is a whole number of 2^-52, so an `i128` adds them exactly) for a
+    /// million latency-like values in the log's order, sorted, reversed and in three parts.
+    /// A plain running sum of the same values is further off than that, in every order.
+    #[test]
+    fn means_are_the_exact_mean_to_the_last_digits_in_any_order() {
+        let mut next = crate::testing::sequence(0x1405_7b7e_f767_814f);
+        let values: Vec<f64> = (0..1_000_000)
+            .map(|_| {
+                let heavy = next().is_multiple_of(100);
+                let ms = 1000 + next() % if heavy { 900_000_000 } else { 400_000 };
+                ms as f64 / 1000.0
+            })
+            .collect();
+        let scale = 2f64.powi(52);
+        let exact: i128 = values.iter().map(|&v| (v * scale) as i128).sum();
+        let want = exact as f64 / scale / values.len() as f64;
+        let ulps = |got: f64| (got - want).abs() / (f64::EPSILON * want);
+        let mut sorted = values.clone();
+        sorted.sort_by(f64::total_cmp);
+        let reversed: Vec<f64> = sorted.iter().rev().copied().collect();
+        for (order, column) in [
+            ("log", &values),
+            ("sorted", &sorted),
+            ("reversed", &reversed),
+        ] {
+            let got = Moments::of(column).mean().unwrap_or(f64::NAN);
+            assert!(ulps(got) <= 2.0, "{order}: {got} against {want}");
+            let plain = column.iter().sum::<f64>() / column.len() as f64;
+            assert!(ulps(plain) > 2.0, "{order}: the plain sum is {plain}");
+            let parts: Vec<Moments> = column.chunks(400_000).map(Moments::of).collect();
+            let got = Moments::of_parts(&parts).mean().unwrap_or(f64::NAN);
+            assert!(ulps(got) <= 2.0, "{order}, in parts: {got} against {want}");
         }
     }
 
