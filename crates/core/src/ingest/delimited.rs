@@ -1064,7 +1064,7 @@ fn quick_row(
                 if value.is_none() && end > from {
                     return None; // past what the table holds: `read_row` says so
                 }
-                set_number(&mut row, *field, value.map(|v| v as f64));
+                set_number(&mut row, *field, value.map(fields::small_f64));
                 end
             }
             Take::Duration(field, unit) => {
