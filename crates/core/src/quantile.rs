@@ -385,8 +385,8 @@ pub fn select_at_ranks(parts: &[&[f64]], ranks: &[usize]) -> Vec<f64> {
     let wanted: Vec<usize> = ranks
         .iter()
         .zip(&readable)
-        .filter(|(_, &ok)| ok)
-        .map(|(&r, _)| r)
+        .filter(|p| *p.1)
+        .map(|p| *p.0)
         .collect();
     let keys = || {
         parts
@@ -418,10 +418,9 @@ fn select_keys<I: Iterator<Item = u64>>(
     keys: impl Fn() -> I,
     n: usize,
     ranks: &[usize],
-    levels: usize,
+    mut levels: usize,
 ) -> Vec<u64> {
     let mut step = narrow(keys, n, ranks, levels);
-    let mut levels = levels;
     loop {
         match step {
             Narrowed::Found(found) => return found,
@@ -1051,25 +1050,25 @@ mod tests {
             let want: Vec<u64> = ranks.iter().map(|&i| merged[i].to_bits()).collect();
             assert_eq!(got, want, "case {case}: {parts_n} parts, {n} values");
         }
-        // Past the end or backwards: NaN, as `values_at_ranks` reads them.
-        let parts: [&[f64]; 3] = [&[4.0, 1.0], &[], &[3.0, 2.0]];
-        let got = select_at_ranks(&parts, &[0, 2, 2, 1, 3, 4, 9]);
-        let want = [1.0, 3.0, 3.0, f64::NAN, 4.0, f64::NAN, f64::NAN];
-        assert_eq!(
-            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
     }
 
+    /// Past the end or backwards: NaN, from sorted runs and (`select_at_ranks`) from parts in
+    /// any order alike.
     #[test]
     fn values_at_ranks_past_the_end_or_backwards_read_nan() {
         let runs: [&[f64]; 3] = [&[1.0, 4.0], &[], &[2.0, 3.0]];
-        let got = values_at_ranks(&runs, &[0, 2, 2, 1, 3, 4, 9]);
+        let unsorted: [&[f64]; 3] = [&[4.0, 1.0], &[], &[3.0, 2.0]];
+        let ranks = [0, 2, 2, 1, 3, 4, 9];
         let want = [1.0, 3.0, 3.0, f64::NAN, 4.0, f64::NAN, f64::NAN];
-        assert_eq!(
-            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
+        for got in [
+            values_at_ranks(&runs, &ranks),
+            select_at_ranks(&unsorted, &ranks),
+        ] {
+            assert_eq!(
+                got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+            );
+        }
         assert!(values_at_ranks(&[], &[0]).iter().all(|x| x.is_nan()));
         // The same when so many runs are sorted together rather than passed.
         let many: Vec<Vec<f64>> = (0..40).map(|k| vec![f64::from(k)]).collect();

@@ -1200,13 +1200,7 @@ mod tests {
                 same(text, from);
             }
         }
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = crate::testing::sequence(0x9e37_79b9_7f4a_7c15);
         const OTHER: &[u8] = b"-.,\n/:e \xb0\x80";
         for _ in 0..100_000 {
             let len = (next() % 24) as usize;
