@@ -464,48 +464,67 @@ fn batch_stats(
         moments.get(at).copied().unwrap_or_default()
     };
     // The statistics of groups of cells, a job per group and indicator, read from the cells'
-    // sorted columns (a class's cells, or every cell for the overall figures) without merging.
+    // columns (a cell's own, a class's cells, or every cell for the overall figures) without
+    // merging. Every group's jobs at once, the largest first, so that the cores finish
+    // together: the overall figures are jobs as large as all the cells' together.
     let stats_of = |of: &[Vec<usize>]| -> Vec<Vec<IndicatorStats>> {
-        let jobs: Vec<(usize, usize, Indicator)> = of
+        let parts_of = |g: usize, k: usize| -> Vec<&[f64]> {
+            let group = of.get(g).map_or(&[][..], Vec::as_slice);
+            group
+                .iter()
+                .filter_map(|&cell| values.get(cell)?.get(k).map(Vec::as_slice))
+                .collect()
+        };
+        let mut jobs: Vec<(usize, usize, Indicator)> = of
             .iter()
             .enumerate()
             .flat_map(|(g, _)| batch.iter().enumerate().map(move |(k, &ind)| (g, k, ind)))
             .collect();
-        let mut out: Vec<Vec<IndicatorStats>> = of.iter().map(|_| Vec::new()).collect();
-        let stats = parallel::map(jobs, |(g, k, ind)| {
+        order::sort_by_key(&mut jobs, |&(g, k, _)| {
+            std::cmp::Reverse(parts_of(g, k).iter().map(|p| p.len()).sum::<usize>())
+        });
+        let mut stats = parallel::map(jobs, |(g, k, ind)| {
             let group = of.get(g).map_or(&[][..], Vec::as_slice);
-            let parts: Vec<&[f64]> = group
-                .iter()
-                .filter_map(|&cell| values.get(cell)?.get(k).map(Vec::as_slice))
-                .collect();
             let cells: Vec<Moments> = group.iter().map(|&cell| moments_at(cell, k)).collect();
             let moments = Moments::of_parts(&cells);
-            let stats = indicator_stats(ind, &parts, sorted, moments, spec);
-            (g, stats)
+            (
+                g,
+                k,
+                indicator_stats(ind, &parts_of(g, k), sorted, moments, spec),
+            )
         });
-        for (g, stats) in stats {
+        order::sort_by_key(&mut stats, |&(g, k, _)| (g, k));
+        let mut out: Vec<Vec<IndicatorStats>> = of.iter().map(|_| Vec::new()).collect();
+        for (g, _, stats) in stats {
             if let Some(group) = out.get_mut(g) {
                 group.push(stats);
             }
         }
         out
     };
-    let cell_stats = stats_of(&(0..n_cells).map(|k| vec![k]).collect::<Vec<_>>());
     // A group of one cell (a class without buckets, a spec of one class) has that cell's
-    // statistics, copied rather than computed again.
+    // statistics, copied rather than computed again; the overall figures of one class are
+    // that class's.
     let members = groups.members;
     let several: Vec<Vec<usize>> = members.iter().filter(|m| m.len() != 1).cloned().collect();
-    let mut of_several = stats_of(&several).into_iter();
+    let overall: Option<Vec<usize>> = (members.len() != 1).then(|| members.concat());
+    let of: Vec<Vec<usize>> = (0..n_cells)
+        .map(|k| vec![k])
+        .chain(several)
+        .chain(overall)
+        .collect();
+    let mut all = stats_of(&of).into_iter();
+    let cell_stats: Vec<Vec<IndicatorStats>> = all.by_ref().take(n_cells).collect();
     let class_stats: Vec<Vec<IndicatorStats>> = members
         .iter()
         .map(|m| match m.as_slice() {
             &[only] => cell_stats.get(only).cloned().unwrap_or_default(),
-            _ => of_several.next().unwrap_or_default(),
+            _ => all.next().unwrap_or_default(),
         })
         .collect();
     let overall_stats = match class_stats.as_slice() {
         [only] => only.clone(),
-        _ => stats_of(&[members.concat()]).pop().unwrap_or_default(),
+        _ => all.next().unwrap_or_default(),
     };
     (cell_stats, class_stats, overall_stats)
 }
