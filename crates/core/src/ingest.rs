@@ -670,14 +670,10 @@ fn parse_unnamed(
     options: &IngestOptions,
     progress: &mut dyn FnMut(f64),
 ) -> Loaded {
-    let mut warnings = Vec::new();
-    let text = match decode_text(bytes, &mut warnings) {
-        Ok(t) => t,
-        Err(message) => return Loaded::fail(name, bytes, None, message),
-    };
-    let format = options.format.unwrap_or_else(|| detect(&text));
-    // The file's digest is computed beside the parse where there is a core to spare.
-    let (sha256, loaded) = crate::parallel::join(
+    // The file's digest is computed beside its decoding and parse where there is a core to
+    // spare: from the start, so that the check that the text is UTF-8 (one pass over it)
+    // does not leave that core idle.
+    let (sha256, read) = crate::parallel::join(
         || {
             if options.sha256_elsewhere {
                 String::new()
@@ -685,22 +681,45 @@ fn parse_unnamed(
                 sha256_hex(bytes)
             }
         },
-        || match format {
-            Format::Csv | Format::Tsv => delimited::parse(name, &text, format, options, progress),
-            Format::JsonLines | Format::JsonArray => {
-                records::parse(name, &text, format, options, progress)
-            }
-            _ => bench::parse(name, &text, format, options),
+        || -> Result<(Format, Vec<String>, Loaded), String> {
+            let mut warnings = Vec::new();
+            let text = decode_text(bytes, &mut warnings)?;
+            let format = options.format.unwrap_or_else(|| detect(&text));
+            let loaded = match format {
+                Format::Csv | Format::Tsv => {
+                    delimited::parse(name, &text, format, options, progress)
+                }
+                Format::JsonLines | Format::JsonArray => {
+                    records::parse(name, &text, format, options, progress)
+                }
+                _ => bench::parse(name, &text, format, options),
+            };
+            Ok((format, warnings, loaded))
         },
     );
-    finish_loaded(
-        name,
-        bytes.len() as u64,
-        sha256,
-        Some(format),
-        warnings,
-        loaded,
-    )
+    match read {
+        Ok((format, warnings, loaded)) => finish_loaded(
+            name,
+            bytes.len() as u64,
+            sha256,
+            Some(format),
+            warnings,
+            loaded,
+        ),
+        // A file that is not text: its digest all the same, as for every file.
+        Err(message) => {
+            let sha256 = if sha256.is_empty() {
+                sha256_hex(bytes)
+            } else {
+                sha256
+            };
+            Loaded {
+                provenance: provenance_with(name, bytes.len() as u64, sha256, None),
+                fatal: Some(message),
+                ..Loaded::default()
+            }
+        }
+    }
 }
 
 /// A file's result once its rows are read: its provenance (`size` bytes, the digest given),

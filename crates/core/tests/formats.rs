@@ -971,3 +971,32 @@ fn no_panic_on_cut_or_mislabelled_files() {
         }
     }
 }
+
+/// Every file's provenance carries its SHA-256, read or not (the digests are `hashlib`'s); with
+/// `sha256_elsewhere`, a file that was read leaves it to the caller, and one that could not be
+/// read still has it.
+#[test]
+fn a_files_digest_is_in_its_provenance_whether_it_was_read_or_not() {
+    let text = b"ttft_ms\n1\n";
+    let binary = b"\x00\x01binary\x00";
+    const TEXT: &str = "3380ee072bc003d670a4cb0a6321b7bb87634c8fc82bba1129e60bc893e580d9";
+    const BINARY: &str = "1bb1b44cd4480e9b18d6291e33bb53ce27db0d44b5bc42cd5d566d6afbecb647";
+    let here = IngestOptions::default();
+    let elsewhere = IngestOptions {
+        sha256_elsewhere: true,
+        ..IngestOptions::default()
+    };
+    let read = ingest::parse("a.csv", text, &here);
+    assert!(read.fatal.is_none());
+    assert_eq!(read.provenance.sha256, TEXT);
+    assert_eq!(
+        ingest::parse("a.csv", text, &elsewhere).provenance.sha256,
+        ""
+    );
+    for options in [&here, &elsewhere] {
+        let unread = ingest::parse("b.bin", binary, options);
+        assert!(unread.fatal.is_some());
+        assert_eq!(unread.provenance.sha256, BINARY);
+        assert_eq!(unread.provenance.size_bytes, binary.len() as u64);
+    }
+}
