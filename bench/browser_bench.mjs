@@ -2,7 +2,7 @@
 // File to full report in the app, in headless Chromium: how long, how long the main thread is
 // blocked, how much memory.
 //
-//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--cold] [--reference] [--trace-memory] [--compare cli.json] [--json out.json]
+//   node bench/browser_bench.mjs target/bench/requests_1m.csv [--runs 3] [--cold] [--reference] [--trace-memory] [--compare cli.json] [--json out.json] [--profile out.cpuprofile]
 //
 // Needs dist/ (`trunk build --release`). Each run launches a fresh browser (so the renderer's
 // peak memory is that run's), opens the app, goes to the Data tab and chooses the file as a
@@ -50,13 +50,20 @@
 // the ratio of the medians (target: the app at least 2x faster): the two alternate, so that the
 // machine's slower and quicker spells fall on both alike. --compare instead takes the JSON
 // written by bench/compare_cli.py earlier and prints the ratio to its reference's median.
+//
+// --profile OUT.cpuprofile records the page's CPU (Chromium's sampling profiler, every 0.1 ms)
+// through the target changes of every run, prints the functions that took the most of it (their
+// own time, all runs together) and writes the last run's profile to OUT (open it in Chromium's
+// DevTools, Performance tab). For wasm function names, profile a build that keeps them:
+// `data-wasm-opt="0" data-keep-debug` on index.html's rust link, built with `--dist` elsewhere
+// and given by SLO_DIST (it is slower than the release wasm: read shares, not times).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { serve, launch, dist } from "../tests/browser/harness.mjs";
 
 function parseArgs(argv) {
-  const args = { file: null, runs: 3, cold: false, reference: false, traceMemory: false, compare: null, json: null };
+  const args = { file: null, runs: 3, cold: false, reference: false, traceMemory: false, compare: null, json: null, profile: null };
   for (let k = 0; k < argv.length; k++) {
     const a = argv[k];
     if (a === "--runs") args.runs = Number(argv[++k]);
@@ -65,10 +72,11 @@ function parseArgs(argv) {
     else if (a === "--trace-memory") args.traceMemory = true;
     else if (a === "--compare") args.compare = argv[++k];
     else if (a === "--json") args.json = argv[++k];
+    else if (a === "--profile") args.profile = argv[++k];
     else args.file = a;
   }
   if (!args.file) {
-    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--cold] [--reference] [--trace-memory] [--compare cli.json] [--json out.json]");
+    console.error("usage: node bench/browser_bench.mjs FILE.csv [--runs 3] [--cold] [--reference] [--trace-memory] [--compare cli.json] [--json out.json] [--profile out.cpuprofile]");
     process.exit(2);
   }
   return args;
@@ -245,7 +253,7 @@ const DIALOG_MS = 500;
 // changes the attainment shown (the bench spec's TTFT target is 500 ms).
 const RETARGET_MS = [400, 600, 300, 800, 450, 700, 350];
 
-async function once(url, file, cold, traceMemory) {
+async function once(url, file, cold, traceMemory, profile) {
   const browser = await launch();
   try {
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
@@ -305,7 +313,14 @@ async function once(url, file, cold, traceMemory) {
     const hwmKiB = rendererKiB(pids);
     const peakKiB = Math.max(hwmKiB, sampledKiB);
     // After the load's figures are taken, so that they do not include the target changes.
+    const cdp = profile ? await context.newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send("Profiler.enable");
+      await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+      await cdp.send("Profiler.start");
+    }
     const retargeted = await page.evaluate(retarget, RETARGET_MS);
+    const cpuProfile = cdp ? (await cdp.send("Profiler.stop")).profile : null;
     if (errors.length) console.error("  page errors:", errors.join("; "));
     const after = b.longtasks.filter((t) => t.start + t.duration >= b.change);
     return {
@@ -338,6 +353,7 @@ async function once(url, file, cold, traceMemory) {
       // Target changes after the load: [{ttftMs, shownMs, paintedMs, value, longestTaskMs} or null].
       retargetError: retargeted.error,
       retarget: retargeted.changes,
+      cpuProfile,
       rendererBeforeMiB: beforeKiB / 1024,
       // [ms since the file was given (not the change event: the same within the hand-over), MiB]
       memoryTrace: traceMemory ? trace.map(([ms, mib]) => [ms - handedOver, mib]) : null,
@@ -356,6 +372,26 @@ function referenceMs(file) {
   });
   if (run.status !== 0) throw new Error(`the reference failed (exit ${run.status}); pip install -r bench/requirements.txt`);
   return Number(process.hrtime.bigint() - start) / 1e6;
+}
+
+/** Prints the functions with the most self time in `profiles` (Chromium CPU profiles). */
+function printProfile(profiles) {
+  const self = new Map();
+  let total = 0;
+  for (const p of profiles) {
+    const name = new Map(p.nodes.map((n) => [n.id, n.callFrame.functionName || `(anonymous ${n.callFrame.url.split("/").at(-1)})`]));
+    p.samples.forEach((id, k) => {
+      const ms = (p.timeDeltas[k] ?? 0) / 1000;
+      total += ms;
+      self.set(name.get(id), (self.get(name.get(id)) ?? 0) + ms);
+    });
+  }
+  const busy = [...self].filter(([f]) => f !== "(idle)" && f !== "(program)");
+  const busyMs = busy.reduce((t, [, ms]) => t + ms, 0);
+  console.log(`profile of the target changes: ${busyMs.toFixed(0)} ms busy of ${total.toFixed(0)} ms; self time, largest first:`);
+  for (const [f, ms] of busy.sort((a, b) => b[1] - a[1]).slice(0, 25)) {
+    console.log(`  ${ms.toFixed(1).padStart(8)} ms ${((100 * ms) / busyMs).toFixed(1).padStart(5)} %  ${f}`);
+  }
 }
 
 const median = (xs) => {
@@ -378,7 +414,7 @@ try {
   console.log(`file: ${args.file} (${sizeMB.toFixed(1)} MB), ${how}, ${args.runs} runs, a fresh headless Chromium each`);
   for (let k = 0; k < args.runs; k++) {
     const ref = args.reference ? referenceMs(args.file) : null;
-    const r = await once(server.url, args.file, args.cold, args.traceMemory);
+    const r = await once(server.url, args.file, args.cold, args.traceMemory, args.profile !== null);
     r.referenceMs = ref;
     runs.push(r);
     if (ref !== null) console.log(`  run ${k + 1}: the reference's whole process ${ref.toFixed(0)} ms`);
@@ -487,6 +523,10 @@ if (args.reference) {
   console.log(
     `reference whole process (median): ${ref.toFixed(0)} ms → app ${summary.ratioToReference.toFixed(2)}x the reference's speed   (target: >= 2x)`,
   );
+}
+if (args.profile) {
+  printProfile(runs.map((r) => r.cpuProfile));
+  fs.writeFileSync(args.profile, JSON.stringify(runs.at(-1).cpuProfile));
 }
 if (args.json) fs.writeFileSync(args.json, JSON.stringify(summary, null, 2));
 // The test command runs this bench on a small log: a target change that showed no new figure

@@ -15,7 +15,9 @@ use crate::quantile::{
     percentile_ci95_ranked, percentile_ranked, percentile_sorted, select_at_ranks, values_at_ranks,
     Method, Ranked,
 };
-use crate::spec::{CancelPolicy, ClassRule, Indicator, ItlStatistic, Spec, StallRule, Targets};
+use crate::spec::{
+    CancelPolicy, ClassRule, Indicator, ItlStatistic, Spec, StallRule, Targets, TtftTarget,
+};
 use crate::stats::{wilson_ci95, Sum};
 use crate::table::{LabelColumn, RequestTable, Status};
 
@@ -1114,10 +1116,11 @@ impl Counts {
 }
 
 /// Each cell's targets, and the indicators they target as bits (worked out once per cell rather
-/// than per request).
+/// than per request), and the same targets as [`slo_tally`]'s pass reads them.
 struct CellTargets {
     targets: Vec<Targets>,
     targeted: Vec<u8>,
+    limits: Vec<slo_tally::Cell>,
 }
 
 impl CellTargets {
@@ -1134,7 +1137,7 @@ impl CellTargets {
                     .unwrap_or_default()
             })
             .collect();
-        let targeted = targets
+        let targeted: Vec<u8> = targets
             .iter()
             .map(|t| {
                 Indicator::ALL
@@ -1143,7 +1146,35 @@ impl CellTargets {
                     .fold(0, |bits, i| bits | i.bit())
             })
             .collect();
-        CellTargets { targets, targeted }
+        let limits = targets
+            .iter()
+            .zip(&targeted)
+            .map(|(t, &targeted)| {
+                let (ttft_ms, ttft_per_input_token_ms) = match t.ttft {
+                    Some(TtftTarget::Fixed { ms }) => (ms, None),
+                    Some(TtftTarget::PerToken {
+                        base_ms,
+                        per_token_ms,
+                    }) => (base_ms, Some(per_token_ms)),
+                    None => (f64::NAN, None),
+                };
+                let ms = |target: Option<f64>| target.unwrap_or(f64::NAN);
+                slo_tally::Cell {
+                    targeted,
+                    ttft_ms,
+                    ttft_per_input_token_ms,
+                    tpot_ms: ms(t.tpot_ms),
+                    itl_ms: ms(t.itl_ms),
+                    e2e_ms: ms(t.e2e_ms),
+                    queue_ms: ms(t.queue_ms),
+                }
+            })
+            .collect();
+        CellTargets {
+            targets,
+            targeted,
+            limits,
+        }
     }
 }
 
@@ -1187,8 +1218,21 @@ impl Tally {
     }
 }
 
+/// How [`tally_rows`] judges the requests that completed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pass {
+    /// By [`slo_tally::tally`], a pass over the columns built for speed.
+    Columns,
+    /// One by one, by [`judge`] (what the pass over the columns is tested against).
+    PerRequest,
+}
+
 /// Judges the requests in `rows` and adds them to `tally`.
-#[inline(never)]
+///
+/// Requests that completed (nearly all of them) are judged by [`slo_tally`]'s pass over the
+/// columns and counted per verdict; the others (errors, timeouts, cancellations) one by one
+/// here. So are all of them where a stall rule meets a log with gaps: the pass does not look
+/// for hidden stalls.
 fn tally_rows(
     table: &RequestTable,
     prepared: &Prepared,
@@ -1196,71 +1240,143 @@ fn tally_rows(
     per_cell: &CellTargets,
     rows: std::ops::Range<usize>,
     tally: &mut Tally,
+    pass: Pass,
+) {
+    let stalls = spec.stall.is_some() && !prepared.max_gap_ms.is_empty();
+    if stalls || pass == Pass::PerRequest {
+        for row in rows {
+            tally_row(table, prepared, spec, per_cell, row, tally);
+        }
+        return;
+    }
+    let statuses = table.status.get(rows.clone()).unwrap_or_default();
+    let mut unfinished = Vec::new();
+    for (k, status) in statuses.iter().enumerate() {
+        if *status != Status::Ok {
+            unfinished.push(rows.start + k);
+        }
+    }
+    for &row in &unfinished {
+        tally_row(table, prepared, spec, per_cell, row, tally);
+    }
+    let columns = slo_tally::Columns {
+        cell_of: &prepared.cell_of,
+        input_tokens: &table.input_tokens,
+        output_tokens: &table.output_tokens,
+        no_count: crate::table::NO_COUNT,
+        ttft_ms: &table.ttft_ms,
+        tpot_ms: &prepared.tpot_ms,
+        itl_ms: &prepared.itl_stat_ms,
+        e2e_ms: &table.e2e_ms,
+        queue_ms: &table.queue_ms,
+    };
+    let done = slo_tally::tally(&columns, &per_cell.limits, rows, &unfinished, MAX_LISTED);
+    let cells = done.counts.chunks(slo_tally::CODES);
+    for ((c, &bits), counts) in tally.counts.iter_mut().zip(&per_cell.targeted).zip(cells) {
+        for (code, &n) in counts.iter().enumerate().filter(|(_, &n)| n > 0) {
+            let (missed, missing) = slo_tally::verdict(code);
+            c.attempted += n;
+            c.completed += n;
+            for k in 0..c.met.len().min(c.missed.len()) {
+                let bit = 1u8 << k;
+                if bits & bit == 0 {
+                } else if missed & bit != 0 {
+                    c.missed[k] += n;
+                } else {
+                    c.met[k] += n;
+                }
+            }
+            if missed == 0 {
+                c.good += n;
+            } else {
+                c.bump((Outcome::Missed, missed, missing), n);
+                tally.failing_total += n;
+            }
+        }
+    }
+    // The first bad requests in row order, of both kinds.
+    for row in done.missed_rows {
+        let cell = prepared.cell_of.get(row).copied().unwrap_or(u32::MAX) as usize;
+        if let Some(targets) = per_cell.targets.get(cell) {
+            let v = judge(table, prepared, row, targets, spec.cancellations);
+            tally.failing.push((row, v));
+        }
+    }
+    order::sort_by_key(&mut tally.failing, |&(row, _)| row);
+    tally.failing.truncate(MAX_LISTED);
+}
+
+/// Judges request `row` and adds it to `tally`.
+fn tally_row(
+    table: &RequestTable,
+    prepared: &Prepared,
+    spec: &Spec,
+    per_cell: &CellTargets,
+    row: usize,
+    tally: &mut Tally,
 ) {
     let (cell_targets, targeted) = (&per_cell.targets, &per_cell.targeted);
-    for row in rows {
-        let cell = prepared.cell_of.get(row).copied().unwrap_or(u32::MAX) as usize;
-        let (Some(targets), Some(&bits), Some(c)) = (
-            cell_targets.get(cell),
-            targeted.get(cell),
-            tally.counts.get_mut(cell),
-        ) else {
+    let cell = prepared.cell_of.get(row).copied().unwrap_or(u32::MAX) as usize;
+    let (Some(targets), Some(&bits), Some(c)) = (
+        cell_targets.get(cell),
+        targeted.get(cell),
+        tally.counts.get_mut(cell),
+    ) else {
+        return;
+    };
+    let v = judge(table, prepared, row, targets, spec.cancellations);
+    if matches!(table.status.get(row), Some(Status::Cancelled)) {
+        tally.cancel.cancelled += 1;
+        if let Some(w) = cancel_wait_ms(table, row) {
+            tally.waits.push(w);
+        }
+    }
+    match v.outcome {
+        Outcome::Excluded => {
+            c.excluded += 1;
+            return;
+        }
+        Outcome::Good => c.good += 1,
+        Outcome::Error => c.errors += 1,
+        Outcome::Timeout => c.timeouts += 1,
+        Outcome::CancelledWaiting => {
+            c.cancelled_counted += 1;
+            tally.cancel.counted_as_ttft_failure += 1;
+        }
+        Outcome::CancelledCounted => c.cancelled_counted += 1,
+        Outcome::Missed => {}
+    }
+    c.attempted += 1;
+    let completed = matches!(v.outcome, Outcome::Good | Outcome::Missed);
+    if completed {
+        c.completed += 1;
+    }
+    // (Indexed rather than zipped: the size-tuned wasm does not inline the zip, a call per
+    // request.)
+    for k in 0..c.met.len().min(c.missed.len()) {
+        let bit = 1u8 << k;
+        if bits & bit == 0 {
             continue;
-        };
-        let v = judge(table, prepared, row, targets, spec.cancellations);
-        if matches!(table.status.get(row), Some(Status::Cancelled)) {
-            tally.cancel.cancelled += 1;
-            if let Some(w) = cancel_wait_ms(table, row) {
-                tally.waits.push(w);
-            }
         }
-        match v.outcome {
-            Outcome::Excluded => {
-                c.excluded += 1;
-                continue;
-            }
-            Outcome::Good => c.good += 1,
-            Outcome::Error => c.errors += 1,
-            Outcome::Timeout => c.timeouts += 1,
-            Outcome::CancelledWaiting => {
-                c.cancelled_counted += 1;
-                tally.cancel.counted_as_ttft_failure += 1;
-            }
-            Outcome::CancelledCounted => c.cancelled_counted += 1,
-            Outcome::Missed => {}
+        if v.missed & bit != 0 {
+            c.missed[k] += 1;
+        } else if completed {
+            c.met[k] += 1;
         }
-        c.attempted += 1;
-        let completed = matches!(v.outcome, Outcome::Good | Outcome::Missed);
-        if completed {
-            c.completed += 1;
+    }
+    if !v.good() {
+        c.bump((v.outcome, v.missed, v.missing), 1);
+        tally.failing_total += 1;
+        if tally.failing.len() < MAX_LISTED {
+            tally.failing.push((row, v));
         }
-        // (Indexed rather than zipped: the size-tuned wasm does not inline the zip, a call per
-        // request.)
-        for k in 0..c.met.len().min(c.missed.len()) {
-            let bit = 1u8 << k;
-            if bits & bit == 0 {
-                continue;
-            }
-            if v.missed & bit != 0 {
-                c.missed[k] += 1;
-            } else if completed {
-                c.met[k] += 1;
-            }
-        }
-        if !v.good() {
-            c.bump((v.outcome, v.missed, v.missing), 1);
-            tally.failing_total += 1;
-            if tally.failing.len() < MAX_LISTED {
-                tally.failing.push((row, v));
-            }
-        }
-        // A stall the TPOT target did not see.
-        if completed && v.missed & Indicator::Tpot.bit() == 0 {
-            if let Some(max_gap) = stall_gap(prepared, spec, row) {
-                c.hidden_stalls += 1;
-                if tally.stalled.len() < MAX_LISTED {
-                    tally.stalled.push((row, max_gap));
-                }
+    }
+    // A stall the TPOT target did not see.
+    if completed && v.missed & Indicator::Tpot.bit() == 0 {
+        if let Some(max_gap) = stall_gap(prepared, spec, row) {
+            c.hidden_stalls += 1;
+            if tally.stalled.len() < MAX_LISTED {
+                tally.stalled.push((row, max_gap));
             }
         }
     }
@@ -1274,14 +1390,25 @@ pub fn evaluate(
     spec: &Spec,
     duration: &Duration,
 ) -> Report {
+    evaluate_by(table, prepared, spec, duration, Pass::Columns)
+}
+
+/// [`evaluate`], the completed requests judged as `pass` says.
+fn evaluate_by(
+    table: &RequestTable,
+    prepared: &Prepared,
+    spec: &Spec,
+    duration: &Duration,
+    pass: Pass,
+) -> Report {
     if prepared.key != spec.grouping_key() || prepared.cell_of.len() != table.len() {
-        return evaluate(table, &prepare(table, spec), spec, duration);
+        return evaluate_by(table, &prepare(table, spec), spec, duration, pass);
     }
     let per_cell = CellTargets::of(prepared, spec);
     let n_cells = prepared.cells.len();
     let blocks = parallel::map(parallel::row_blocks(table.len()).collect(), |rows| {
         let mut tally = Tally::new(n_cells);
-        tally_rows(table, prepared, spec, &per_cell, rows, &mut tally);
+        tally_rows(table, prepared, spec, &per_cell, rows, &mut tally, pass);
         tally
     });
     let mut tally = Tally::new(n_cells);
@@ -1765,8 +1892,133 @@ pub fn fmt_pct(f: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::{ClassSpec, TtftTarget};
+    use crate::spec::ClassSpec;
     use crate::table::Row;
+
+    /// The pass over the columns (`slo_tally`) gives the report that judging each request
+    /// by [`judge`] gives, to the byte: on 140,000 requests (three blocks of rows) of every
+    /// status, with absent latencies and counts, 0 and 1 output tokens, values exactly at
+    /// their target, requests no class claims, three classes with a target per length bucket
+    /// (fixed and per-token TTFT, TPOT, ITL, E2E and queue time, each on some cells only),
+    /// under each cancellation policy, and with no targets at all.
+    #[test]
+    fn the_pass_over_the_columns_gives_the_report_of_each_request_judged() {
+        let mut next = crate::testing::sequence(0x2545_f491_4f6c_dd1d);
+        let mut pick = move |n: u64| next() % n;
+        let mut table = RequestTable::default();
+        for i in 0..140_000u32 {
+            let class = ["chat", "code", "batch", ""][pick(4) as usize];
+            let ttft =
+                (pick(20) > 0).then(|| [300.0, 250.5, 100.0 + pick(500) as f64][pick(3) as usize]);
+            let output_tokens = match pick(20) {
+                0 => None,
+                1 => Some(0.0),
+                2 => Some(1.0),
+                _ => Some(2.0 + pick(500) as f64),
+            };
+            let row = Row {
+                status: match pick(100) {
+                    0..=2 => Status::Error,
+                    3..=5 => Status::Timeout,
+                    6..=9 => Status::Cancelled,
+                    _ => Status::Ok,
+                },
+                ttft_ms: ttft,
+                e2e_ms: (pick(20) > 0).then(|| ttft.unwrap_or(0.0) + pick(20_000) as f64),
+                input_tokens: (pick(20) > 0).then(|| pick(3000) as f64),
+                output_tokens,
+                queue_ms: (pick(3) == 0).then(|| pick(100) as f64),
+                itl_ms: (pick(20) == 0).then(|| vec![10.0, pick(60) as f64]),
+                labels: if class.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![("class".to_string(), class.to_string())]
+                },
+                ..Row::default()
+            };
+            table.push(row, 0, i + 2, "pass.csv");
+        }
+        let class = |name: &str, targets: Vec<Targets>| ClassSpec {
+            name: name.into(),
+            description: String::new(),
+            rule: ClassRule::Equals {
+                column: "class".into(),
+                value: name.into(),
+            },
+            targets,
+        };
+        let fixed = |ms: f64| Some(TtftTarget::Fixed { ms });
+        let chat = |ttft: f64, tpot: f64| Targets {
+            ttft: fixed(ttft),
+            tpot_ms: Some(tpot),
+            ..Targets::default()
+        };
+        let code = Targets {
+            ttft: Some(TtftTarget::PerToken {
+                base_ms: 100.0,
+                per_token_ms: 0.2,
+            }),
+            e2e_ms: Some(10_000.0),
+            ..Targets::default()
+        };
+        let batch = Targets {
+            itl_ms: Some(30.0),
+            queue_ms: Some(50.0),
+            tpot_ms: Some(60.0),
+            ..Targets::default()
+        };
+        let mut spec = Spec::single(Targets::default());
+        spec.bucket_edges = vec![100, 1000];
+        spec.classes = vec![
+            class(
+                "chat",
+                vec![chat(300.0, 40.0), chat(250.5, 50.0), Targets::default()],
+            ),
+            class(
+                "code",
+                vec![
+                    code,
+                    code,
+                    Targets {
+                        tpot_ms: None,
+                        ..code
+                    },
+                ],
+            ),
+            class("batch", vec![batch]),
+        ];
+        let duration = Duration::known(1000.0, "typed");
+        let mut specs = Vec::new();
+        for policy in [
+            CancelPolicy::ExcludeUnlessWaitedPastTtft,
+            CancelPolicy::Exclude,
+            CancelPolicy::CountAsBad,
+        ] {
+            specs.push(Spec {
+                cancellations: policy,
+                ..spec.clone()
+            });
+        }
+        specs.push(Spec::single(Targets::default()));
+        for spec in &specs {
+            let prepared = prepare(&table, spec);
+            let by_columns = evaluate_by(&table, &prepared, spec, &duration, Pass::Columns);
+            let one_by_one = evaluate_by(&table, &prepared, spec, &duration, Pass::PerRequest);
+            let json = |r: &Report| serde_json::to_string(r).unwrap_or_default();
+            assert_eq!(
+                json(&by_columns),
+                json(&one_by_one),
+                "{:?}",
+                spec.cancellations
+            );
+            if spec.classes.len() == 3 {
+                assert!(by_columns.failing_total > MAX_LISTED as u64);
+                let failures = &by_columns.overall.failures;
+                assert!(failures.iter().any(|f| f.label.contains("no TTFT data")));
+                assert!(failures.iter().any(|f| f.label == "error"));
+            }
+        }
+    }
 
     /// Each request's class, looked up by its code when every rule reads one column, is the
     /// class the rules give tried one by one in the spec's order: the first that matches, else
@@ -2096,7 +2348,15 @@ mod tests {
 
         let per_cell = CellTargets::of(&prepared, &spec);
         let mut one = Tally::new(prepared.cells.len());
-        tally_rows(&table, &prepared, &spec, &per_cell, 0..n, &mut one);
+        tally_rows(
+            &table,
+            &prepared,
+            &spec,
+            &per_cell,
+            0..n,
+            &mut one,
+            Pass::Columns,
+        );
         assert_eq!(
             report,
             report_from(&table, &prepared, &spec, &duration, &per_cell, one)
