@@ -1107,6 +1107,24 @@ impl Counts {
         }
     }
 
+    /// Counts `n` requests against each target of `targeted` (bits): missed where `missed`
+    /// has its bit, else met if they completed.
+    fn count_targets(&mut self, targeted: u8, missed: u8, completed: bool, n: u64) {
+        // (Indexed rather than zipped: the size-tuned wasm does not inline the zip, a call per
+        // request.)
+        for k in 0..self.met.len().min(self.missed.len()) {
+            let bit = 1u8 << k;
+            if targeted & bit == 0 {
+                continue;
+            }
+            if missed & bit != 0 {
+                self.missed[k] += n;
+            } else if completed {
+                self.met[k] += n;
+            }
+        }
+    }
+
     fn bump(&mut self, key: (Outcome, u8, u8), by: u64) {
         match self.failures.iter_mut().find(|(k, _)| *k == key) {
             Some((_, c)) => *c += by,
@@ -1277,15 +1295,7 @@ fn tally_rows(
             let (missed, missing) = slo_tally::verdict(code);
             c.attempted += n;
             c.completed += n;
-            for k in 0..c.met.len().min(c.missed.len()) {
-                let bit = 1u8 << k;
-                if bits & bit == 0 {
-                } else if missed & bit != 0 {
-                    c.missed[k] += n;
-                } else {
-                    c.met[k] += n;
-                }
-            }
+            c.count_targets(bits, missed, true, n);
             if missed == 0 {
                 c.good += n;
             } else {
@@ -1351,19 +1361,7 @@ fn tally_row(
     if completed {
         c.completed += 1;
     }
-    // (Indexed rather than zipped: the size-tuned wasm does not inline the zip, a call per
-    // request.)
-    for k in 0..c.met.len().min(c.missed.len()) {
-        let bit = 1u8 << k;
-        if bits & bit == 0 {
-            continue;
-        }
-        if v.missed & bit != 0 {
-            c.missed[k] += 1;
-        } else if completed {
-            c.met[k] += 1;
-        }
-    }
+    c.count_targets(bits, v.missed, completed, 1);
     if !v.good() {
         c.bump((v.outcome, v.missed, v.missing), 1);
         tally.failing_total += 1;
