@@ -9,11 +9,13 @@
 #   4. the app in headless Chromium: file → report, long tasks, memory (bench/browser_bench.mjs,
 #      on dist/ built by `trunk build --release`), each run after a run of the reference, and
 #      the ratio of their medians
+#   5. where the app's wasm bytes are: its code by crate, the engine's against the UI's
+#      (bench/wasm_sizes.sh)
 #
 # Settings (environment): BENCH_ROWS (1000000), BENCH_RUNS (5, CLI comparison), BENCH_BROWSER_RUNS
-# (3), BENCH_SKIP (space-separated parts to leave out: cli criterion browser), BENCH_OUT (where
-# the log and the figures go: target/bench), BENCH_DIST_BUILT=1 (dist/ is built already: no
-# trunk build). The test command runs a small one, to keep these scripts working.
+# (3), BENCH_SKIP (space-separated parts to leave out: cli criterion browser wasm), BENCH_OUT
+# (where the log and the figures go: target/bench), BENCH_DIST_BUILT=1 (dist/ is built already:
+# no trunk build). The test command runs a small one, to keep these scripts working.
 # Benchmarks, not tests: nothing here fails on a slow figure; the comparison fails only when the
 # two sides give different answers. Numbers move with machine load: run on a quiet machine.
 set -euo pipefail
@@ -68,6 +70,11 @@ if ! skipped browser; then
   fi
   step "the app in headless Chromium ($BROWSER_RUNS runs, each after a run of the reference)"
   node bench/browser_bench.mjs "$FILE" --runs "$BROWSER_RUNS" --reference --json "$OUT/browser.json"
+fi
+
+if ! skipped wasm; then
+  step "where the app's wasm bytes are (bench/wasm_sizes.sh)"
+  bash bench/wasm_sizes.sh "$OUT/wasm-sizes" | tee "$OUT/wasm-sizes.txt"
 fi
 
 step "summary"
