@@ -88,11 +88,20 @@ struct Histograms {
 
 /// What the logs say about the budget: the report or why there is none, and the diagnosis.
 struct BudgetResult {
-    report: Result<BudgetReport, String>,
+    report: Result<BudgetReport, NoBudget>,
     diagnosis: Result<Diagnosis, BudgetError>,
     /// Attempted requests without a timestamp, and how many of them were bad.
     no_timestamp: (u64, u64),
     excluded: u64,
+}
+
+/// Why there is no budget report. A log without timestamps is a log that cannot give one, said
+/// in amber beside what the rest of the page still shows; anything else needs fixing (red).
+enum NoBudget {
+    /// No attempted request has a start or end time.
+    NoTimestamps(String),
+    /// Invalid targets, or the budget's own error.
+    Error(String),
 }
 
 #[component]
@@ -134,17 +143,19 @@ pub fn ProductionView() -> impl IntoView {
         spec.with(|spec| {
             let ev = events(&table.0, spec);
             let report = if !spec.validate().is_empty() {
-                Err("the targets are not valid; fix them on the Targets tab".to_string())
+                Err(NoBudget::Error(
+                    "the targets are not valid; fix them on the Targets tab".to_string(),
+                ))
             } else if ev.events.is_empty() {
-                Err(format!(
+                Err(NoBudget::NoTimestamps(format!(
                     "none of the {} attempted requests has a timestamp; the error budget needs a start (or end) time per request, such as a start_time column",
                     fmt::count(ev.no_timestamp)
-                ))
+                )))
             } else {
                 let mut config = BudgetConfig::new(spec.objective, spec.window.days());
                 config.volume = spec.expected_requests_per_window.map(|v| v as f64);
                 config.slice_s = slice;
-                budget(&ev.events, &config).map_err(|e| e.to_string())
+                budget(&ev.events, &config).map_err(|e| NoBudget::Error(e.to_string()))
             };
             let diagnosis = diagnose(
                 &table.0,
@@ -668,11 +679,15 @@ fn budget_empty_html() -> String {
 /// The budget's sentence, its cards, the slice choice and the alerts.
 fn budget_html(r: &BudgetResult, slice_s: f64) -> String {
     let b = match &r.report {
-        Err(e) => {
+        Err(why) => {
+            let (tone, text) = match why {
+                NoBudget::NoTimestamps(text) => ("warn", text),
+                NoBudget::Error(text) => ("error", text),
+            };
             return format!(
-                "<p class=\"notice error\" data-testid=\"budget-headline\">{}</p>",
-                sentence(e)
-            )
+                "<p class=\"notice {tone}\" data-testid=\"budget-headline\">{}</p>",
+                sentence(text)
+            );
         }
         Ok(b) => b,
     };

@@ -71,6 +71,18 @@ function incidentLog() {
   return lines.join("\n");
 }
 
+test("a log without timestamps: the budget says why in amber, not as an error", async () => {
+  // The first visit shows the built-in sample: the guide's ten requests, with no start times.
+  const { page, context, errors } = await openPage(app.browser, app.url);
+  const prod = new ProductionPage(page);
+  await prod.open();
+  const headline = page.getByTestId("budget-headline");
+  assert.match(await prod.text("budget-headline"), /^None of the 10 attempted requests has a timestamp/);
+  assert.equal(await headline.getAttribute("class"), "notice warn");
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test("request logs: error budget, alerts and diagnosis", async () => {
   const { page, context, requests, errors } = await openPage(app.browser, app.url);
   const data = new DataPage(page);
